@@ -1,0 +1,77 @@
+//! The library's one error type.
+//!
+//! Every input problem names the file, the line or row (1-based, when there is one) and what is
+//! wrong, so a site operator can fix the input without reading code. The binary adds context and
+//! turns any error into a non-zero exit status.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, and where.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input file is malformed or inconsistent.
+    #[error("{}: {message}", Location { path: path, line: *line })]
+    Input {
+        /// The input file (or a stand-in such as `<embedded>`).
+        path: PathBuf,
+        /// 1-based line or row number, when the problem has one.
+        line: Option<u64>,
+        /// What is wrong, in the words of the input format.
+        message: String,
+    },
+    /// An I/O error on a named file.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file being read or written.
+        path: PathBuf,
+        /// The operating-system error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A request that cannot be honoured (bad option combination, unknown field name, ...).
+    #[error("{0}")]
+    Usage(String),
+    /// Arrow or Parquet failed while encoding or decoding a named file.
+    #[error("{}: {message}", path.display())]
+    Format {
+        /// The file being read or written.
+        path: PathBuf,
+        /// The underlying library's message.
+        message: String,
+    },
+}
+
+struct Location<'a> {
+    path: &'a Path,
+    line: Option<u64>,
+}
+
+impl fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.path.display()),
+            None => write!(f, "{}", self.path.display()),
+        }
+    }
+}
+
+impl Error {
+    /// An input error at a 1-based line of `path`.
+    pub fn input(path: impl Into<PathBuf>, line: impl Into<Option<u64>>, message: impl Into<String>) -> Self {
+        Error::Input { path: path.into(), line: line.into(), message: message.into() }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// An Arrow/Parquet/SQLite error on `path`.
+    pub fn format(path: impl Into<PathBuf>, message: impl fmt::Display) -> Self {
+        Error::Format { path: path.into(), message: message.to_string() }
+    }
+}

@@ -1,0 +1,162 @@
+//! Fair-share passes over an [`AssocTree`]: Slurm classic, Slurm Fair Tree, flux-accounting's
+//! weighted tree.
+//!
+//! Each pass is a sweep over the tree's levels. Per-row kernels (normalized shares, `U`, level FS,
+//! weights) are independent and run across rayon in fixed chunks; per-group sorts run across
+//! groups; the rank walk, being a prefix over the visit order, is one linear scan. Small inputs
+//! run sequentially (task overhead dominates on 2 cores). Results do not depend on the thread count:
+//! no floating-point value is combined across chunks.
+
+mod classic;
+mod fair_tree;
+mod flux;
+pub mod x87;
+
+pub use fair_tree::NEAR_ULPS;
+
+use crate::error::Result;
+use crate::tree::{AssocTree, FsGroups};
+
+/// Slurm's `NO_VAL` (0xfffffffe), which Slurm stores as a `level_fs` and a `level_shares`.
+pub const NO_VAL: f64 = 4_294_967_294.0;
+
+/// Rows per rayon task in per-row kernels; below this a level runs sequentially.
+pub(crate) const CHUNK: usize = 16 * 1024;
+
+/// The fair-share algorithm to emulate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Slurm's Fair Tree (`PriorityFlags=FAIR_TREE`, Slurm's default).
+    FairTree,
+    /// Slurm's classic algorithm (`PriorityFlags=NO_FAIR_TREE`).
+    Classic,
+    /// flux-accounting's weighted tree.
+    Flux,
+}
+
+impl Algorithm {
+    /// The name used on the command line and in output metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::FairTree => "fair-tree",
+            Algorithm::Classic => "classic",
+            Algorithm::Flux => "flux",
+        }
+    }
+}
+
+/// Parameters of a fair-share pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Which algorithm.
+    pub algorithm: Algorithm,
+    /// Classic `FairShareDampeningFactor` (>= 1).
+    pub dampening: u16,
+    /// Classic `PriorityFlags=DEPTH_OBLIVIOUS` (steady state).
+    pub depth_oblivious: bool,
+    /// flux: sum sibling usage exactly instead of truncating each partial sum to an integer as
+    /// flux-accounting does.
+    pub flux_exact_sums: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { algorithm: Algorithm::FairTree, dampening: 1, depth_oblivious: false, flux_exact_sums: false }
+    }
+}
+
+impl Params {
+    /// Default parameters for `algorithm`.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Params { algorithm, ..Params::default() }
+    }
+}
+
+/// Per-association results of a pass, row-aligned with the tree. `NaN` marks a value the
+/// emulated system leaves unset (printed blank by sshare, null in Parquet).
+#[derive(Clone, Debug)]
+pub struct FairShare {
+    /// The parameters that produced this result.
+    pub params: Params,
+    /// Normalized shares (classic: down the direct parents; Fair Tree and flux: level-local).
+    pub norm_shares: Vec<f64>,
+    /// Usage over the root's usage, capped at 1 (unset for the root).
+    pub norm_usage: Vec<f64>,
+    /// Classic: effective usage. Fair Tree: usage over the fair-share parent's usage. flux: usage
+    /// over the sibling usage sum.
+    pub effective_usage: Vec<f64>,
+    /// Fair Tree: S/U (`inf` for zero usage). flux: the sibling weight. Unset for classic, for the
+    /// root and for `parent` associations.
+    pub level_fs: Vec<f64>,
+    /// Rank of each user (N for the best); 0 for accounts and for classic.
+    pub rank: Vec<u32>,
+    /// The fair-share factor of users in [0, 1]; unset for accounts.
+    pub fs_factor: Vec<f64>,
+}
+
+/// Runs the pass selected by `params` over `tree`.
+///
+/// # Errors
+/// [`crate::Error::Usage`] when the tree uses something the algorithm has no meaning for
+/// (flux-accounting has no `parent` shares).
+///
+/// # Example
+/// ```
+/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// let tree = fairshare::io::default_tree()?;
+/// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
+/// let best = (0..tree.len()).filter(|&r| tree.is_user(r)).map(|r| fs.fs_factor[r]).fold(0.0, f64::max);
+/// assert_eq!(best, 1.0);
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn compute(tree: &AssocTree, params: &Params) -> Result<FairShare> {
+    match params.algorithm {
+        Algorithm::FairTree => {
+            let groups = FsGroups::new(tree);
+            Ok(fair_tree::fair_tree(tree, &groups, NEAR_ULPS, *params))
+        }
+        Algorithm::Classic => {
+            let groups = FsGroups::new(tree);
+            Ok(classic::classic(tree, &groups, *params))
+        }
+        Algorithm::Flux => flux::flux(tree, *params),
+    }
+}
+
+/// Fair Tree with an explicit near-neighbour distance for the x87 re-check (`u64::MAX` recomputes
+/// every finite value in x87). Exposed so tests can compare the fast path with full x87.
+pub fn fair_tree_with_near_ulps(tree: &AssocTree, near_ulps: u64) -> FairShare {
+    let groups = FsGroups::new(tree);
+    fair_tree::fair_tree(tree, &groups, near_ulps, Params::new(Algorithm::FairTree))
+}
+
+/// Runs `f` over `0..n` in chunks of [`CHUNK`] rows, in parallel when there is more than one chunk.
+/// `out` is written chunk by chunk, so the result does not depend on the thread count.
+pub(crate) fn par_fill<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+    use rayon::prelude::*;
+    if out.len() <= CHUNK {
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    } else {
+        out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+            let base = c * CHUNK;
+            chunk.iter_mut().enumerate().for_each(|(i, o)| *o = f(base + i));
+        });
+    }
+}
+
+/// Usage over the root's usage, capped at 1; unset (NaN) for the root (`set_assoc_usage_norm`).
+pub(crate) fn norm_usage(tree: &AssocTree) -> Vec<f64> {
+    let usage = tree.raw_usage();
+    let total = usage[0];
+    let mut out = vec![0.0; tree.len()];
+    par_fill(&mut out, |i| {
+        if i == 0 {
+            f64::NAN
+        } else if total == 0.0 {
+            0.0
+        } else {
+            (usage[i] / total).min(1.0)
+        }
+    });
+    out
+}

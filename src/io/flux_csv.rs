@@ -1,0 +1,67 @@
+//! `flux-csv`: flux-accounting's weighted-tree CSV `level,bank,user,shares,usage`, depth-first,
+//! `%^+_nouser` in the user column marking a bank. Bank usage is taken as given, as the upstream
+//! loader does.
+
+use std::path::Path;
+
+use super::text::{parse_usage, split_csv};
+use crate::error::{Error, Result};
+use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
+
+/// The user-column marker of a bank row.
+pub const NO_USER: &str = "%^+_nouser";
+
+/// Parses flux-csv text (`path` names it in errors). A header line starting with `level` is skipped.
+///
+/// # Errors
+/// A malformed row, a level that skips a level, or a user whose bank column differs from the bank
+/// it sits under, with its line.
+pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
+    let mut records: Vec<AssocRecord> = Vec::new();
+    // Most recent bank at each level: (id, name).
+    let mut open: Vec<(u64, String)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i as u64 + 1;
+        if line.trim().is_empty() || (records.is_empty() && line.trim_start().starts_with("level")) {
+            continue;
+        }
+        let err = |m: String| Error::input(path, line_no, m);
+        let f = split_csv(line).map_err(|m| err(m.into()))?;
+        if f.len() != 5 {
+            return Err(err(format!("expected 5 fields level,bank,user,shares,usage, found {}", f.len())));
+        }
+        let level = f[0].trim().parse::<usize>().map_err(|_| err(format!("level {:?} is not a non-negative integer", f[0])))?;
+        let bank = f[1].trim().to_string();
+        let is_bank = f[2].trim() == NO_USER;
+        let shares = f[3].trim().parse::<u64>().map_err(|_| err(format!("shares {:?} is not a non-negative integer", f[3])))?;
+        let usage = parse_usage(&f[4]).map_err(err)?;
+        if level > open.len() || (level == 0 && (!records.is_empty() || !is_bank)) || (level > 0 && open.is_empty()) {
+            return Err(err(format!("level {level} does not follow the levels above it (a single root bank at level 0 comes first)")));
+        }
+        let parent = level.checked_sub(1).map(|l| open[l].clone());
+        if !is_bank {
+            if let Some((_, pname)) = &parent {
+                if *pname != bank {
+                    return Err(err(format!("user {} names bank {bank:?} but sits under bank {pname:?}", f[2].trim())));
+                }
+            }
+        }
+        let id = line_no;
+        records.push(AssocRecord {
+            id,
+            parent_id: parent.map(|(pid, _)| pid),
+            account: bank.clone(),
+            user: (!is_bank).then(|| f[2].trim().to_string()),
+            partition: None,
+            shares: Shares::Value(shares),
+            usage,
+            priority: None,
+            line: line_no,
+        });
+        if is_bank {
+            open.truncate(level);
+            open.push((id, bank));
+        }
+    }
+    Ok(TreeInput { source: path.to_path_buf(), records, sibling_order: SiblingOrder::Input, account_usage: AccountUsage::Given })
+}

@@ -1,0 +1,123 @@
+//! Readers: every tree input a site has, into [`AssocTree`].
+//!
+//! | format | what |
+//! |---|---|
+//! | `assoc-csv` | `id,parent_id,account,user,shares,usage[,partition][,priority]`, rows in any order |
+//! | `sshare` | an `sshare -a [-l] -P`/`-p` dump with its header; hierarchy from the Account indentation |
+//! | `flux-csv` | flux-accounting's weighted-tree CSV `level,bank,user,shares,usage` |
+//! | `flux-db` | a flux-accounting SQLite database |
+//! | `parquet` | the canonical columns as Parquet |
+
+pub mod assoc_csv;
+pub mod flux_csv;
+pub mod flux_db;
+pub mod parquet_tree;
+pub mod sshare_dump;
+mod text;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::tree::{AssocTree, TreeInput};
+
+/// A tree input format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeFormat {
+    /// `id,parent_id,account,user,shares,usage` CSV.
+    AssocCsv,
+    /// A parsable `sshare -a` dump.
+    Sshare,
+    /// flux-accounting's weighted-tree CSV.
+    FluxCsv,
+    /// A flux-accounting SQLite database.
+    FluxDb,
+    /// Canonical Parquet.
+    Parquet,
+}
+
+impl TreeFormat {
+    /// Every format with its command-line name.
+    pub const ALL: [(TreeFormat, &'static str); 5] = [
+        (TreeFormat::AssocCsv, "assoc-csv"),
+        (TreeFormat::Sshare, "sshare"),
+        (TreeFormat::FluxCsv, "flux-csv"),
+        (TreeFormat::FluxDb, "flux-db"),
+        (TreeFormat::Parquet, "parquet"),
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(f, _)| *f == self).map(|(_, n)| *n).unwrap_or("?")
+    }
+
+    /// Tells the format of `path` from its first bytes.
+    ///
+    /// # Errors
+    /// The file cannot be read or matches no format.
+    pub fn detect(path: &Path) -> Result<TreeFormat> {
+        use std::io::Read;
+        let mut head = vec![0u8; 4096];
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.read(&mut head).map_err(|e| Error::io(path, e))?;
+        head.truncate(len);
+        if head.starts_with(b"PAR1") {
+            return Ok(TreeFormat::Parquet);
+        }
+        if head.starts_with(b"SQLite format 3\0") {
+            return Ok(TreeFormat::FluxDb);
+        }
+        let text = String::from_utf8_lossy(&head);
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("CLUSTER:")).unwrap_or("");
+        let first = first.trim_start_matches('\u{feff}');
+        if first.starts_with("Account|") || first.starts_with("Account |") {
+            return Ok(TreeFormat::Sshare);
+        }
+        if first.split(',').map(str::trim).any(|f| f == "parent_id") {
+            return Ok(TreeFormat::AssocCsv);
+        }
+        let fields: Vec<&str> = first.split(',').collect();
+        if first.starts_with("level,") || (fields.len() == 5 && fields[0].trim().parse::<u32>().is_ok()) {
+            return Ok(TreeFormat::FluxCsv);
+        }
+        Err(Error::input(path, 1, "cannot tell the tree format from the first line; pass --tree-format"))
+    }
+}
+
+/// Reads the records of a tree file without building the tree.
+///
+/// # Errors
+/// As the format's reader.
+pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeInput> {
+    let format = match format {
+        Some(f) => f,
+        None => TreeFormat::detect(path)?,
+    };
+    match format {
+        TreeFormat::AssocCsv => assoc_csv::parse(path, &text::read_to_string(path)?),
+        TreeFormat::Sshare => sshare_dump::parse(path, &text::read_to_string(path)?),
+        TreeFormat::FluxCsv => flux_csv::parse(path, &text::read_to_string(path)?),
+        TreeFormat::FluxDb => flux_db::read(path),
+        TreeFormat::Parquet => parquet_tree::read(path),
+    }
+}
+
+/// Reads and builds the tree in `path` (format detected when `None`).
+///
+/// # Errors
+/// As the format's reader and [`AssocTree::build`].
+pub fn read_tree(path: &Path, format: Option<TreeFormat>) -> Result<AssocTree> {
+    AssocTree::build(read_tree_input(path, format)?)
+}
+
+/// The embedded default site, as assoc-csv: a campus cluster in the manner of the seed site (lab
+/// accounts whose shares add a gratis share, purchased hardware and communal partitions; most users
+/// with `parent` shares; some idle users; a department account with sub-labs).
+pub const DEFAULT_TREE_CSV: &str = include_str!("default_site.csv");
+
+/// The embedded default tree.
+///
+/// # Errors
+/// Never in practice: the embedded file is tested.
+pub fn default_tree() -> Result<AssocTree> {
+    AssocTree::build(assoc_csv::parse(Path::new("<embedded default site>"), DEFAULT_TREE_CSV)?)
+}

@@ -1,0 +1,5 @@
+//! Writers, one module per output format.
+
+pub mod atomic;
+pub mod parquet;
+pub mod sshare;

@@ -1,0 +1,102 @@
+//! Fair-share sibling groups: Slurm's `children_list` after `FairShare=parent` lifting.
+//!
+//! An association's *fair-share parent* is its nearest proper ancestor without `parent` shares
+//! (the root counts as such). A `parent` account therefore owns no group: its children compete in
+//! the group of the first ancestor that has real shares, next to the `parent` account itself, in
+//! lineage (depth-first pre-order) order. Without `parent` shares every group is exactly a child range.
+//!
+//! Groups are stored flat: the members of row `x` are `members[start[x]..start[x + 1]]`, and owners
+//! appear in row order, so the groups owned by one level are contiguous.
+
+use super::AssocTree;
+
+/// Sibling groups in the fair-share sense, with each group's level shares.
+#[derive(Clone, Debug)]
+pub struct FsGroups {
+    fs_parent: Vec<u32>,
+    start: Vec<u32>,
+    members: Vec<u32>,
+    level_shares: Vec<u64>,
+}
+
+impl FsGroups {
+    /// Computes the groups of `tree`.
+    ///
+    /// Level shares are summed in u64, so share counts up to 2^32-2 never wrap.
+    pub fn new(tree: &AssocTree) -> Self {
+        let n = tree.len();
+        let parents = tree.parents();
+        let parent_flags = tree.parent_share_flags();
+        let shares = tree.raw_shares();
+
+        // Parents sit at lower rows, so one forward sweep resolves the chain.
+        let mut fs_parent = vec![0u32; n];
+        for i in 1..n {
+            let p = parents[i] as usize;
+            fs_parent[i] = if p != 0 && parent_flags[p] { fs_parent[p] } else { p as u32 };
+        }
+
+        let mut start = Vec::with_capacity(n + 1);
+        let mut members = Vec::with_capacity(n.saturating_sub(1));
+        let mut stack: Vec<std::ops::Range<usize>> = Vec::new();
+        for x in 0..n {
+            start.push(members.len() as u32);
+            if x != 0 && parent_flags[x] {
+                continue;
+            }
+            stack.push(tree.children(x));
+            while let Some(range) = stack.last_mut() {
+                let Some(c) = range.next() else {
+                    stack.pop();
+                    continue;
+                };
+                members.push(c as u32);
+                if parent_flags[c] && !tree.is_user(c) {
+                    stack.push(tree.children(c));
+                }
+            }
+        }
+        start.push(members.len() as u32);
+
+        let level_shares = (0..n)
+            .map(|x| {
+                members[start[x] as usize..start[x + 1] as usize]
+                    .iter()
+                    .filter(|&&m| !parent_flags[m as usize])
+                    .map(|&m| shares[m as usize])
+                    .sum()
+            })
+            .collect();
+        FsGroups { fs_parent, start, members, level_shares }
+    }
+
+    /// Fair-share parent of every row (the root's slot holds 0).
+    pub fn fs_parents(&self) -> &[u32] {
+        &self.fs_parent
+    }
+
+    /// Members of the group owned by `row`, in lineage order.
+    pub fn group(&self, row: usize) -> &[u32] {
+        &self.members[self.start[row] as usize..self.start[row + 1] as usize]
+    }
+
+    /// Group offsets: the group of row `x` is `members()[offsets()[x]..offsets()[x + 1]]`.
+    pub fn offsets(&self) -> &[u32] {
+        &self.start
+    }
+
+    /// All group members, groups concatenated in owner row order.
+    pub fn members(&self) -> &[u32] {
+        &self.members
+    }
+
+    /// Sum of the non-`parent` raw shares of the group owned by `row`.
+    pub fn level_shares_of_group(&self, row: usize) -> u64 {
+        self.level_shares[row]
+    }
+
+    /// The level shares an association competes with: those of its fair-share parent's group.
+    pub fn level_shares(&self, row: usize) -> u64 {
+        self.level_shares[self.fs_parent[row] as usize]
+    }
+}

@@ -1,0 +1,500 @@
+//! The association tree as Arrow arrays in breadth-first order.
+//!
+//! Readers (see [`crate::io`]) produce [`AssocRecord`]s in whatever order their file has; [`AssocTree::build`]
+//! validates them (one root, known parents, no cycles, no duplicates, users only as leaves) and lays
+//! them out breadth-first: level `k` is rows `level_offsets[k]..level_offsets[k+1]`, row 0 is the root,
+//! and the children of any row are the contiguous rows `child_start..child_start + child_count`.
+//! Every fair-share pass is then a sweep over a level.
+//!
+//! Siblings are ordered the way the emulated system orders them ([`SiblingOrder`]): Slurm sorts its
+//! association list by lineage (`<parent lineage><account>/` for accounts, `<parent lineage>0-<user>/
+//! [<partition>/]` for users, byte order), so an account's users come first by name, then its
+//! sub-accounts by name. flux-accounting keeps the order its reader produced.
+
+mod fs;
+
+pub use fs::FsGroups;
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array, UInt64Array};
+use arrow::datatypes::{Field, Schema};
+use arrow::record_batch::RecordBatch;
+
+use crate::error::{Error, Result};
+
+/// Raw shares of an association: a number, or Slurm's `FairShare=parent`.
+///
+/// `parent` is kept apart from the numbers rather than encoded as Slurm's `0x7FFFFFFF`, so no share
+/// count can be mistaken for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shares {
+    /// A share count (Slurm: uint32; flux-accounting: uint64).
+    Value(u64),
+    /// `FairShare=parent`: the association competes with its parent's shares.
+    Parent,
+}
+
+/// One association as a reader found it, before validation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssocRecord {
+    /// Identifier, unique in the input (formats without ids number their rows).
+    pub id: u64,
+    /// The parent's `id`; `None` for the root.
+    pub parent_id: Option<u64>,
+    /// Account name (for a user row, the account it belongs to).
+    pub account: String,
+    /// User name; `None` for an account row.
+    pub user: Option<String>,
+    /// Partition of a per-partition user association.
+    pub partition: Option<String>,
+    /// Raw shares.
+    pub shares: Shares,
+    /// Raw (decayed) usage in billing-seconds. Only user rows count unless the input says
+    /// account usage is given ([`AccountUsage::Given`]).
+    pub usage: f64,
+    /// Association priority (Slurm `Priority=`), if any.
+    pub priority: Option<u32>,
+    /// 1-based line or row of the record in its file, for error messages.
+    pub line: u64,
+}
+
+impl AssocRecord {
+    /// True for a user association.
+    pub fn is_user(&self) -> bool {
+        self.user.is_some()
+    }
+}
+
+/// How siblings are ordered in the built tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiblingOrder {
+    /// Slurm's lineage order: users first (by user, then partition), then accounts by name, byte order.
+    Lineage,
+    /// The order of the input records (flux-accounting's readers already order by name).
+    Input,
+}
+
+/// Where an account's usage comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccountUsage {
+    /// The sum of the users below it (Slurm, flux DB); usage given on account rows is ignored.
+    SumOfUsers,
+    /// As given on the account row (flux-accounting's weighted-tree CSV loader).
+    Given,
+}
+
+/// The records of one tree input plus how to interpret them.
+#[derive(Clone, Debug)]
+pub struct TreeInput {
+    /// The file the records came from (for error messages).
+    pub source: PathBuf,
+    /// The records, in file order.
+    pub records: Vec<AssocRecord>,
+    /// Sibling order to build.
+    pub sibling_order: SiblingOrder,
+    /// Where account usage comes from.
+    pub account_usage: AccountUsage,
+}
+
+/// The association tree: Arrow columns in breadth-first order plus level offsets.
+#[derive(Clone, Debug)]
+pub struct AssocTree {
+    id: UInt64Array,
+    parent: UInt32Array,
+    depth: UInt32Array,
+    child_start: UInt32Array,
+    child_count: UInt32Array,
+    is_user: BooleanArray,
+    account: StringArray,
+    user: StringArray,
+    partition: StringArray,
+    raw_shares: UInt64Array,
+    parent_shares: BooleanArray,
+    raw_usage: Float64Array,
+    priority: UInt32Array,
+    level_offsets: Vec<u32>,
+    user_count: usize,
+    usage_is_integral: bool,
+}
+
+impl AssocTree {
+    /// Validates `input` and lays it out breadth-first.
+    ///
+    /// # Errors
+    /// An [`Error::Input`] naming the file and line for: no root or two roots, an unknown parent,
+    /// a user with children, a cycle, a duplicate id or association, a user whose account differs from
+    /// its parent account, or usage that is negative or not a number.
+    ///
+    /// # Example
+    /// ```
+    /// use fairshare::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
+    /// let rec = |id, parent, account: &str, user: Option<&str>, usage| AssocRecord {
+    ///     id, parent_id: parent, account: account.into(), user: user.map(Into::into),
+    ///     partition: None, shares: Shares::Value(1), usage, priority: None, line: id,
+    /// };
+    /// let input = TreeInput {
+    ///     source: "example.csv".into(),
+    ///     records: vec![rec(1, None, "root", None, 0.0), rec(2, Some(1), "root", Some("bob"), 5.0),
+    ///                   rec(3, Some(1), "root", Some("alice"), 7.0)],
+    ///     sibling_order: SiblingOrder::Lineage,
+    ///     account_usage: AccountUsage::SumOfUsers,
+    /// };
+    /// let tree = AssocTree::build(input)?;
+    /// assert_eq!(tree.user_name(1), Some("alice")); // lineage order: users by name
+    /// assert_eq!(tree.raw_usage()[0], 12.0);        // accounts sum their users
+    /// # Ok::<(), fairshare::Error>(())
+    /// ```
+    pub fn build(input: TreeInput) -> Result<Self> {
+        let TreeInput { source, records, sibling_order, account_usage } = input;
+        let n = records.len();
+        if n == 0 {
+            return Err(Error::input(&source, None, "no associations in the input"));
+        }
+        if n > u32::MAX as usize - 1 {
+            return Err(Error::input(&source, None, format!("{n} associations exceed the supported 2^32-2")));
+        }
+        for r in &records {
+            if !r.usage.is_finite() || r.usage < 0.0 {
+                return Err(Error::input(&source, r.line, format!("usage {} is not a non-negative number", r.usage)));
+            }
+        }
+        let children = link_children(&source, &records)?;
+        let root = find_root(&source, &records)?;
+
+        // Breadth-first layout; children sorted per parent as the emulated system orders them.
+        let mut order: Vec<u32> = Vec::with_capacity(n);
+        let mut child_start = vec![0u32; n];
+        let mut child_count = vec![0u32; n];
+        let mut depth = vec![0u32; n];
+        let mut parent = vec![0u32; n];
+        let mut level_offsets = vec![0u32];
+        order.push(root as u32);
+        let mut head = 0usize;
+        let mut level_end = 1usize;
+        let mut kids: Vec<u32> = Vec::new();
+        while head < order.len() {
+            let old = order[head] as usize;
+            kids.clear();
+            kids.extend_from_slice(&children[old]);
+            if sibling_order == SiblingOrder::Lineage {
+                kids.sort_by(|&a, &b| lineage_cmp(&records[a as usize], &records[b as usize]));
+            }
+            child_start[head] = order.len() as u32;
+            child_count[head] = kids.len() as u32;
+            for &k in &kids {
+                parent[order.len()] = head as u32;
+                depth[order.len()] = depth[head] + 1;
+                order.push(k);
+            }
+            head += 1;
+            if head == level_end && head < order.len() {
+                level_offsets.push(head as u32);
+                level_end = order.len();
+            }
+        }
+        level_offsets.push(order.len() as u32);
+        if order.len() != n {
+            // Rows not reached from the root hang off a cycle.
+            let mut reached = vec![false; n];
+            for &o in &order {
+                reached[o as usize] = true;
+            }
+            let first = (0..n).filter(|&i| !reached[i]).min_by_key(|&i| records[i].line).unwrap_or(0);
+            let r = &records[first];
+            return Err(Error::input(
+                &source,
+                r.line,
+                format!("association {} is not reachable from the root: its parent chain forms a cycle", r.id),
+            ));
+        }
+
+        let mut is_user = Vec::with_capacity(n);
+        let mut usage = vec![0.0f64; n];
+        for (new, &old) in order.iter().enumerate() {
+            let r = &records[old as usize];
+            is_user.push(r.is_user());
+            if r.is_user() || account_usage == AccountUsage::Given {
+                usage[new] = r.usage;
+            }
+        }
+        if account_usage == AccountUsage::SumOfUsers {
+            // Bottom-up: a parent always sits at a lower row than its children.
+            for i in (1..n).rev() {
+                let p = parent[i] as usize;
+                usage[p] += usage[i];
+            }
+        }
+        let total: f64 = usage[0];
+        let usage_is_integral = order
+            .iter()
+            .zip(&is_user)
+            .all(|(&old, &u)| !u || records[old as usize].usage.fract() == 0.0)
+            && total < 9_007_199_254_740_992.0;
+
+        let rec = |new: usize| &records[order[new] as usize];
+        let tree = AssocTree {
+            id: UInt64Array::from_iter_values((0..n).map(|i| rec(i).id)),
+            parent: UInt32Array::from_iter((0..n).map(|i| (i > 0).then_some(parent[i]))),
+            depth: UInt32Array::from(depth),
+            child_start: UInt32Array::from(child_start),
+            child_count: UInt32Array::from(child_count),
+            user_count: is_user.iter().filter(|&&u| u).count(),
+            is_user: BooleanArray::from(is_user),
+            account: StringArray::from_iter_values((0..n).map(|i| rec(i).account.as_str())),
+            user: StringArray::from_iter((0..n).map(|i| rec(i).user.as_deref())),
+            partition: StringArray::from_iter((0..n).map(|i| rec(i).partition.as_deref())),
+            raw_shares: UInt64Array::from_iter_values((0..n).map(|i| match rec(i).shares {
+                Shares::Value(v) => v,
+                Shares::Parent => 0,
+            })),
+            parent_shares: BooleanArray::from_iter((0..n).map(|i| Some(i > 0 && rec(i).shares == Shares::Parent))),
+            raw_usage: Float64Array::from(usage),
+            priority: UInt32Array::from_iter((0..n).map(|i| rec(i).priority)),
+            level_offsets,
+            usage_is_integral,
+        };
+        Ok(tree)
+    }
+
+    /// Number of associations (rows).
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// Always false: a tree has at least its root.
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
+
+    /// Number of user associations (every per-partition association counts).
+    pub fn user_count(&self) -> usize {
+        self.user_count
+    }
+
+    /// Level offsets: level `k` is rows `level_offsets()[k]..level_offsets()[k + 1]`.
+    pub fn level_offsets(&self) -> &[u32] {
+        &self.level_offsets
+    }
+
+    /// Number of levels (the root alone is one level).
+    pub fn levels(&self) -> usize {
+        self.level_offsets.len() - 1
+    }
+
+    /// The row range of level `k`.
+    pub fn level(&self, k: usize) -> std::ops::Range<usize> {
+        self.level_offsets[k] as usize..self.level_offsets[k + 1] as usize
+    }
+
+    /// Input ids.
+    pub fn ids(&self) -> &[u64] {
+        self.id.values()
+    }
+
+    /// Parent row of every row; the root's slot holds 0 (and is null in [`Self::to_record_batch`]).
+    pub fn parents(&self) -> &[u32] {
+        self.parent.values()
+    }
+
+    /// Depth of every row (root 0).
+    pub fn depths(&self) -> &[u32] {
+        self.depth.values()
+    }
+
+    /// First child row of every row.
+    pub fn child_starts(&self) -> &[u32] {
+        self.child_start.values()
+    }
+
+    /// Number of children of every row.
+    pub fn child_counts(&self) -> &[u32] {
+        self.child_count.values()
+    }
+
+    /// Children rows of `row`.
+    pub fn children(&self, row: usize) -> std::ops::Range<usize> {
+        let s = self.child_start.value(row) as usize;
+        s..s + self.child_count.value(row) as usize
+    }
+
+    /// True where the row is a user association.
+    pub fn is_user(&self, row: usize) -> bool {
+        self.is_user.value(row)
+    }
+
+    /// The user flags as a byte vector, for kernels that want a slice.
+    pub fn user_flags(&self) -> Vec<bool> {
+        (0..self.len()).map(|i| self.is_user.value(i)).collect()
+    }
+
+    /// True where the association has `FairShare=parent` (never the root).
+    pub fn is_parent_shares(&self, row: usize) -> bool {
+        self.parent_shares.value(row)
+    }
+
+    /// The `parent` flags as a byte vector.
+    pub fn parent_share_flags(&self) -> Vec<bool> {
+        (0..self.len()).map(|i| self.parent_shares.value(i)).collect()
+    }
+
+    /// Raw shares (0 where the association has `parent` shares).
+    pub fn raw_shares(&self) -> &[u64] {
+        self.raw_shares.values()
+    }
+
+    /// Raw usage: as given for users; the sum of the users below for accounts (unless given).
+    pub fn raw_usage(&self) -> &[f64] {
+        self.raw_usage.values()
+    }
+
+    /// True when every user usage is an integer and the total is below 2^53, so that all account
+    /// sums are exact in f64 (and therefore in any wider format).
+    pub fn usage_is_integral(&self) -> bool {
+        self.usage_is_integral
+    }
+
+    /// Account name of `row`.
+    pub fn account(&self, row: usize) -> &str {
+        self.account.value(row)
+    }
+
+    /// User name of `row`, `None` for accounts.
+    pub fn user_name(&self, row: usize) -> Option<&str> {
+        self.user.is_valid(row).then(|| self.user.value(row))
+    }
+
+    /// Partition of `row`, if any.
+    pub fn partition(&self, row: usize) -> Option<&str> {
+        self.partition.is_valid(row).then(|| self.partition.value(row))
+    }
+
+    /// Association priority of `row`, if given.
+    pub fn priority(&self, row: usize) -> Option<u32> {
+        self.priority.is_valid(row).then(|| self.priority.value(row))
+    }
+
+    /// Rows in depth-first pre-order (the order sshare prints), computed without recursion.
+    pub fn preorder(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.len());
+        let mut stack = vec![0u32];
+        while let Some(r) = stack.pop() {
+            out.push(r);
+            stack.extend(self.children(r as usize).rev().map(|c| c as u32));
+        }
+        out
+    }
+
+    /// The canonical columns as one Arrow record batch (zero-copy).
+    pub fn to_record_batch(&self) -> RecordBatch {
+        let columns: Vec<(&str, ArrayRef, bool)> = vec![
+            ("id", Arc::new(self.id.clone()), false),
+            ("parent", Arc::new(self.parent.clone()), true),
+            ("depth", Arc::new(self.depth.clone()), false),
+            ("child_start", Arc::new(self.child_start.clone()), false),
+            ("child_count", Arc::new(self.child_count.clone()), false),
+            ("is_user", Arc::new(self.is_user.clone()), false),
+            ("account", Arc::new(self.account.clone()), false),
+            ("user", Arc::new(self.user.clone()), true),
+            ("partition", Arc::new(self.partition.clone()), true),
+            ("raw_shares", Arc::new(self.raw_shares.clone()), false),
+            ("parent_shares", Arc::new(self.parent_shares.clone()), false),
+            ("raw_usage", Arc::new(self.raw_usage.clone()), false),
+            ("priority", Arc::new(self.priority.clone()), true),
+        ];
+        let schema = Schema::new(
+            columns.iter().map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable)).collect::<Vec<_>>(),
+        );
+        RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a, _)| a).collect())
+            .expect("columns match their schema by construction")
+    }
+
+    /// The id of the parent row, as the input named it.
+    pub fn parent_id(&self, row: usize) -> Option<u64> {
+        (row > 0).then(|| self.id.value(self.parent.value(row) as usize))
+    }
+}
+
+/// Compares two siblings by Slurm lineage segment: `0-<user>/[<partition>/]` for users,
+/// `<account>/` for accounts, as bytes, without building the strings.
+fn lineage_cmp(a: &AssocRecord, b: &AssocRecord) -> Ordering {
+    fn segment(r: &AssocRecord) -> impl Iterator<Item = u8> + '_ {
+        let (prefix, name): (&[u8], &str) = match &r.user {
+            Some(u) => (b"0-", u.as_str()),
+            None => (b"", r.account.as_str()),
+        };
+        let part = r.user.as_ref().and(r.partition.as_deref()).unwrap_or("");
+        let part_slash: &[u8] = if part.is_empty() { b"" } else { b"/" };
+        prefix
+            .iter()
+            .chain(name.as_bytes())
+            .chain(b"/")
+            .chain(part.as_bytes())
+            .chain(part_slash)
+            .copied()
+    }
+    segment(a).cmp(segment(b))
+}
+
+/// Children lists (record indices) per record, with the structural checks that need the id map.
+fn link_children(source: &Path, records: &[AssocRecord]) -> Result<Vec<Vec<u32>>> {
+    let mut by_id: std::collections::HashMap<u64, u32> = std::collections::HashMap::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        if let Some(prev) = by_id.insert(r.id, i as u32) {
+            let p = &records[prev as usize];
+            return Err(Error::input(source, r.line, format!("duplicate id {} (first on line {})", r.id, p.line)));
+        }
+    }
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); records.len()];
+    for (i, r) in records.iter().enumerate() {
+        let Some(pid) = r.parent_id else { continue };
+        let Some(&p) = by_id.get(&pid) else {
+            return Err(Error::input(source, r.line, format!("parent {pid} of association {} does not exist", r.id)));
+        };
+        let pr = &records[p as usize];
+        if pr.is_user() {
+            return Err(Error::input(
+                source,
+                r.line,
+                format!("parent {pid} is a user association (line {}); only accounts have children", pr.line),
+            ));
+        }
+        if r.is_user() && r.account != pr.account {
+            return Err(Error::input(
+                source,
+                r.line,
+                format!("user {} is in account {:?} but its parent {pid} is account {:?}", r.user.as_deref().unwrap_or(""), r.account, pr.account),
+            ));
+        }
+        children[p as usize].push(i as u32);
+    }
+    // Duplicate associations: the same user/partition twice in one account, or one account twice.
+    let mut seen: std::collections::HashMap<(&str, Option<&str>, Option<&str>), u64> = std::collections::HashMap::new();
+    for r in records {
+        let key = (r.account.as_str(), r.user.as_deref(), r.user.as_ref().and(r.partition.as_deref()));
+        if let Some(first) = seen.insert(key, r.line) {
+            let what = match &r.user {
+                Some(u) => format!("user {u} in account {}", r.account),
+                None => format!("account {}", r.account),
+            };
+            return Err(Error::input(source, r.line, format!("duplicate association: {what} (first on line {first})")));
+        }
+    }
+    Ok(children)
+}
+
+fn find_root(source: &Path, records: &[AssocRecord]) -> Result<usize> {
+    let mut roots = records.iter().enumerate().filter(|(_, r)| r.parent_id.is_none());
+    let Some((root, r)) = roots.next() else {
+        return Err(Error::input(source, None, "no root association (a row with an empty parent)"));
+    };
+    if let Some((_, second)) = roots.next() {
+        return Err(Error::input(source, second.line, format!("a second root (the first is on line {})", r.line)));
+    }
+    if r.is_user() {
+        return Err(Error::input(source, r.line, "the root must be an account, not a user"));
+    }
+    Ok(root)
+}
