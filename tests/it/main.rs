@@ -1,1 +1,36 @@
+//! The one integration-test binary (so the dependency graph links once).
+//!
+//! - `conformance`: the published reference outputs of Slurm and flux-accounting, kept in the
+//!   project's own fixture format under `tests/fixtures/*.case`, run through the CLI.
+//! - `cli`: the command-line contract (formats, options, Parquet, atomic output, thread counts).
+//! - `errors`: bad inputs give an error naming the file and line, never a panic or partial output.
+//! - `reference` / `properties`: naive recursive references and property tests of the passes.
 
+mod cli;
+mod conformance;
+mod errors;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the release binary under test.
+pub fn fairshare<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_fairshare")).args(args).output().expect("the fairshare binary runs")
+}
+
+/// Stdout of a successful run; fails the test with stderr otherwise.
+pub fn stdout_of(out: &Output) -> String {
+    assert!(out.status.success(), "fairshare failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).expect("utf-8 output")
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write test input");
+    p
+}

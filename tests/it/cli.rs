@@ -1,0 +1,116 @@
+//! The command-line contract: the default run, options, format detection, Parquet output.
+
+use std::fs::File;
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{Float64Type, UInt32Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use super::{fairshare, stdout_of, write_file};
+
+const TREE: &str = "id,parent_id,account,user,shares,usage\n\
+1,,root,,1,0\n\
+2,1,physics,,60,0\n\
+21,2,physics,zoe,1,300\n\
+22,2,physics,amy,1,100\n\
+3,1,bio,,40,0\n\
+31,3,bio,bob,parent,50\n";
+
+#[test]
+fn no_arguments_runs_the_embedded_site() {
+    let out = stdout_of(&fairshare(Vec::<&str>::new()));
+    let mut lines = out.lines();
+    assert!(lines.next().unwrap().starts_with("Account                    User  RawShares  NormShares    RawUsage   NormUsage"));
+    assert!(lines.next().unwrap().starts_with("-------------------- ----------"));
+    assert!(lines.next().unwrap().starts_with("root "));
+    assert!(out.contains(" test_lab ") && out.contains("parent"), "{out}");
+}
+
+#[test]
+fn sshare_options_shape_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = write_file(dir.path(), "t.csv", TREE);
+    let t = tree.to_str().unwrap();
+    // Lineage order: users by name within an account.
+    let p = stdout_of(&fairshare(["sshare", "--tree", t, "-P", "-o", "Account,User,FairShare"]));
+    assert_eq!(p, "Account|User|FairShare\nroot||\n bio||\n  bio|bob|1.000000\n physics||\n  physics|amy|0.666667\n  physics|zoe|0.333333\n");
+    let ending = stdout_of(&fairshare(["sshare", "--tree", t, "-p", "-n", "-o", "acc,user"]));
+    assert_eq!(ending.lines().next(), Some("root||"));
+    let users = stdout_of(&fairshare(["sshare", "--tree", t, "-P", "-n", "-u", "amy", "-o", "Account,User"]));
+    assert_eq!(users, "root|\n bio|\n physics|\n  physics|amy\n");
+    let accounts = stdout_of(&fairshare(["sshare", "--tree", t, "-P", "-n", "-A", "bio", "-o", "Account,User"]));
+    assert_eq!(accounts, " bio|\n  bio|bob\n");
+    let classic = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "-l", "-P", "-n"]));
+    assert_eq!(classic.lines().next().unwrap().split('|').count(), 10, "classic -l has no LevelFS: {classic}");
+    let damp = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "--dampening", "2", "-P", "-n", "-u", "zoe", "-o", "User,FairShare"]));
+    let undamped = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "-P", "-n", "-u", "zoe", "-o", "User,FairShare"]));
+    let f = |s: &str| s.lines().find(|l| l.starts_with("zoe")).unwrap().split('|').nth(1).unwrap().parse::<f64>().unwrap();
+    assert!((f(&damp) - f(&undamped).sqrt()).abs() < 1e-6, "dampening 2 takes the square root: {damp} {undamped}");
+}
+
+#[test]
+fn formats_are_detected() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write_file(dir.path(), "a.txt", TREE);
+    let flux = write_file(dir.path(), "b.txt", "0,root,%^+_nouser,1,10\n1,a,%^+_nouser,1,10\n2,a,u1,1,4\n2,a,u2,1,6\n");
+    let dump = stdout_of(&fairshare(["sshare", "--tree", csv.to_str().unwrap(), "-l", "-P"]));
+    let dump_path = write_file(dir.path(), "c.txt", &dump);
+    for p in [&csv, &dump_path] {
+        let out = stdout_of(&fairshare(["sshare", "--tree", p.to_str().unwrap(), "-l", "-P"]));
+        assert_eq!(out, dump, "{}", p.display());
+    }
+    let out = stdout_of(&fairshare(["sshare", "--tree", flux.to_str().unwrap(), "--algo", "flux", "-P", "-n", "-o", "User,FairShare"]));
+    assert_eq!(out, "|\n|\nu1|1.000000\nu2|0.500000\n");
+}
+
+fn read_parquet(path: &std::path::Path) -> (RecordBatch, std::collections::HashMap<String, String>) {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let meta = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .map(|kv| kv.iter().map(|k| (k.key.clone(), k.value.clone().unwrap_or_default())).collect())
+        .unwrap_or_default();
+    let batches: Vec<RecordBatch> = builder.build().unwrap().map(|b| b.unwrap()).collect();
+    (arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap(), meta)
+}
+
+#[test]
+fn compute_writes_parquet_that_reads_back_as_a_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = write_file(dir.path(), "t.csv", TREE);
+    let out = dir.path().join("fs.parquet");
+    stdout_of(&fairshare(["compute", "--tree", tree.to_str().unwrap(), "--algo", "classic", "--dampening", "3", "--out", out.to_str().unwrap()]));
+    let (batch, meta) = read_parquet(&out);
+    assert_eq!(batch.num_rows(), 6);
+    assert_eq!(meta["fairshare.algorithm"], "classic");
+    assert_eq!(meta["fairshare.dampening"], "3");
+    assert_eq!(meta["fairshare.schema_version"], "1");
+    let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+    for c in ["id", "parent_id", "depth", "account", "user", "raw_shares", "norm_shares", "raw_usage", "norm_usage", "effective_usage", "level_fs", "rank", "fs_factor"] {
+        assert!(names.iter().any(|n| n == c), "missing column {c}: {names:?}");
+    }
+    let fs = batch.column_by_name("fs_factor").unwrap().as_primitive::<Float64Type>();
+    let users = batch.column_by_name("is_user").unwrap().as_boolean();
+    for i in 0..batch.num_rows() {
+        assert_eq!(fs.is_valid(i), users.value(i), "fs_factor is set for users only");
+    }
+    let rank = batch.column_by_name("rank").unwrap().as_primitive::<UInt32Type>();
+    assert_eq!(rank.null_count(), 6, "classic has no ranks");
+
+    // The output is a valid tree input: same numbers again.
+    let a = stdout_of(&fairshare(["sshare", "--tree", tree.to_str().unwrap(), "-l", "-P"]));
+    let b = stdout_of(&fairshare(["sshare", "--tree", out.to_str().unwrap(), "-l", "-P"]));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn run_writes_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    stdout_of(&fairshare(["run", "--out-dir", run.to_str().unwrap()]));
+    let text = std::fs::read_to_string(run.join("sshare.txt")).unwrap();
+    assert!(text.starts_with("Account "));
+    let (batch, _) = read_parquet(&run.join("associations.parquet"));
+    assert_eq!(batch.num_rows(), text.lines().count() - 2);
+}
