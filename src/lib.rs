@@ -20,6 +20,7 @@
 
 pub mod error;
 pub mod fairshare;
+pub mod frame;
 pub mod io;
 pub mod output;
 pub mod tree;
