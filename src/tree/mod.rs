@@ -181,6 +181,11 @@ impl AssocTree {
             kids.extend_from_slice(&children[old]);
             if sibling_order == SiblingOrder::Lineage {
                 kids.sort_by(|&a, &b| lineage_cmp(&records[a as usize], &records[b as usize]));
+                check_duplicate_users(&source, &records, &kids)?;
+            } else {
+                let mut by_name = kids.clone();
+                by_name.sort_by(|&a, &b| lineage_cmp(&records[a as usize], &records[b as usize]));
+                check_duplicate_users(&source, &records, &by_name)?;
             }
             child_start[head] = order.len() as u32;
             child_count[head] = kids.len() as u32;
@@ -438,6 +443,23 @@ fn lineage_cmp(a: &AssocRecord, b: &AssocRecord) -> Ordering {
     segment(a).cmp(segment(b))
 }
 
+/// Fails on two user associations with the same user and partition among lineage-sorted siblings.
+fn check_duplicate_users(source: &Path, records: &[AssocRecord], sorted: &[u32]) -> Result<()> {
+    for w in sorted.windows(2) {
+        let (a, b) = (&records[w[0] as usize], &records[w[1] as usize]);
+        if a.is_user() && lineage_cmp(a, b) == Ordering::Equal {
+            let (first, second) = if a.line <= b.line { (a, b) } else { (b, a) };
+            let user = second.user.as_deref().unwrap_or("");
+            return Err(Error::input(
+                source,
+                second.line,
+                format!("duplicate association: user {user} in account {} (first on line {})", second.account, first.line),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Children lists (record indices) per record, with the structural checks that need the id map.
 fn link_children(source: &Path, records: &[AssocRecord]) -> Result<Vec<Vec<u32>>> {
     let mut by_id: std::collections::HashMap<u64, u32> = std::collections::HashMap::with_capacity(records.len());
@@ -470,16 +492,11 @@ fn link_children(source: &Path, records: &[AssocRecord]) -> Result<Vec<Vec<u32>>
         }
         children[p as usize].push(i as u32);
     }
-    // Duplicate associations: the same user/partition twice in one account, or one account twice.
-    let mut seen: std::collections::HashMap<(&str, Option<&str>, Option<&str>), u64> = std::collections::HashMap::new();
-    for r in records {
-        let key = (r.account.as_str(), r.user.as_deref(), r.user.as_ref().and(r.partition.as_deref()));
-        if let Some(first) = seen.insert(key, r.line) {
-            let what = match &r.user {
-                Some(u) => format!("user {u} in account {}", r.account),
-                None => format!("account {}", r.account),
-            };
-            return Err(Error::input(source, r.line, format!("duplicate association: {what} (first on line {first})")));
+    // Account names are unique in a cluster; duplicate users can only be siblings (checked in `build`).
+    let mut accounts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    for r in records.iter().filter(|r| !r.is_user()) {
+        if let Some(first) = accounts.insert(r.account.as_str(), r.line) {
+            return Err(Error::input(source, r.line, format!("duplicate association: account {} (first on line {first})", r.account)));
         }
     }
     Ok(children)
