@@ -14,7 +14,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An input file is malformed or inconsistent.
-    #[error("{}: {message}", Location { path: path, line: *line })]
+    #[error("{}: {message}", Location { path, line: *line })]
     Input {
         /// The input file (or a stand-in such as `<embedded>`).
         path: PathBuf,

@@ -18,6 +18,7 @@
 //! # Ok::<(), fairshare::Error>(())
 //! ```
 
+pub mod config;
 pub mod error;
 pub mod fairshare;
 pub mod frame;

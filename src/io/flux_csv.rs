@@ -39,12 +39,10 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             return Err(err(format!("level {level} does not follow the levels above it (a single root bank at level 0 comes first)")));
         }
         let parent = level.checked_sub(1).map(|l| open[l].clone());
-        if !is_bank {
-            if let Some((_, pname)) = &parent {
-                if *pname != bank {
-                    return Err(err(format!("user {} names bank {bank:?} but sits under bank {pname:?}", f[2].trim())));
-                }
-            }
+        if let (false, Some((_, pname))) = (is_bank, &parent)
+            && *pname != bank
+        {
+            return Err(err(format!("user {} names bank {bank:?} but sits under bank {pname:?}", f[2].trim())));
         }
         let id = line_no;
         records.push(AssocRecord {

@@ -286,11 +286,8 @@ fn push_text(line: &mut String, s: Option<&str>, width: i32, parsable: Parsable,
 
 /// `print_fields_double`: `NaN` and Slurm's sentinels print blank.
 fn push_double(line: &mut String, v: f64, width: i32, parsable: Parsable, last: bool) {
-    let blank = v.is_nan()
-        || v == NO_VAL
-        || v == 4_294_967_295.0
-        || v == 18_446_744_073_709_551_614.0
-        || v == 18_446_744_073_709_551_615.0;
+    // NO_VAL, INFINITE, and NO_VAL64 / INFINITE64 (which are both 2^64 as doubles).
+    let blank = v.is_nan() || [NO_VAL, 4_294_967_295.0, u64::MAX as f64].contains(&v);
     if blank {
         return push_text(line, None, width, parsable, last);
     }

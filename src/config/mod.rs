@@ -1,0 +1,41 @@
+//! Site configuration as Slurm reads it.
+//!
+//! - [`slurm_conf`]: a `slurm.conf` (with `Include` files) resolved into a typed [`SlurmConf`]: the
+//!   priority knobs, nodes, partitions and the totals slurmctld derives from them (cluster CPUs, node
+//!   count, each partition's TRES and normalized `PriorityJobFactor`).
+//! - [`qos`]: a `sacctmgr show qos -P` dump.
+//! - [`tres`]: TRES count strings (`cpu=16,mem=64G,gres/gpu=2`), weight strings (`TRESBillingWeights`,
+//!   `PriorityWeightTRES`) and the billing formula.
+//! - [`hostlist`]: Slurm host lists (`node[001-128,200]`).
+//! - [`flags`] and [`time`]: `PriorityFlags` and Slurm time strings (`7-0`, `1:30:00`, `UNLIMITED`).
+//!
+//! Every value is parsed with the rules of the Slurm function that reads it (named in each item's
+//! docs), so a site's file means here what it means to slurmctld.
+
+mod conf_syntax;
+pub mod flags;
+pub mod hostlist;
+pub mod qos;
+pub mod slurm_conf;
+pub mod time;
+pub mod tres;
+
+pub use flags::PriorityFlags;
+pub use hostlist::HostList;
+pub use qos::{Qos, QosTable};
+pub use slurm_conf::{AccountingEnforce, NodeGroup, Partition, PartitionState, ResetPeriod, SlurmConf};
+pub use time::TimeLimit;
+pub use tres::{Tres, TresCounts, TresKind, TresMap, TresWeights, billable};
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Reads a whole text file, naming it (and the line of the first bad byte) in the error.
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64;
+        Error::input(path, line, "not valid UTF-8 text")
+    })
+}

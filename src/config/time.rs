@@ -1,0 +1,196 @@
+//! Slurm time strings (`time_str2mins()` in `src/common/parse_time.c`).
+//!
+//! Accepted forms: `minutes`, `minutes:seconds`, `hours:minutes:seconds`, `days-hours`,
+//! `days-hours:minutes`, `days-hours:minutes:seconds`, and `UNLIMITED` / `INFINITE` / `-1`. Seconds
+//! are rounded up to whole minutes, as Slurm does.
+
+use std::fmt;
+
+/// Slurm's `INFINITE` (`0xffffffff`), the value its `uint32_t` time fields hold for "unlimited".
+pub const INFINITE: u32 = u32::MAX;
+
+/// A duration read from a Slurm time string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeLimit {
+    /// A finite duration, in whole minutes (seconds rounded up).
+    Minutes(u32),
+    /// `UNLIMITED`, `INFINITE` or `-1`.
+    Unlimited,
+}
+
+impl TimeLimit {
+    /// The value Slurm keeps in its `uint32_t` minute fields (a partition's `max_time`, a job's
+    /// `time_limit`): the minutes, or [`INFINITE`] when unlimited.
+    pub fn slurm_minutes(self) -> u32 {
+        match self {
+            TimeLimit::Minutes(m) => m,
+            TimeLimit::Unlimited => INFINITE,
+        }
+    }
+
+    /// The seconds slurmctld stores for a `Priority*` time knob: `time_str2mins() * 60` computed in a
+    /// C `int` and kept in a `uint32_t`, so `UNLIMITED` (-1 minutes) becomes 4294967236.
+    pub fn slurm_knob_seconds(self) -> u32 {
+        // The C code multiplies the int result of time_str2mins(); reproduce its two's-complement wrap.
+        (self.slurm_minutes() as i32).wrapping_mul(60) as u32
+    }
+}
+
+impl fmt::Display for TimeLimit {
+    /// Formats as Slurm prints minutes (`mins2time_str`): `[days-]hh:mm:ss` or `UNLIMITED`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            TimeLimit::Unlimited => f.write_str("UNLIMITED"),
+            TimeLimit::Minutes(m) => {
+                let (days, hours, mins) = (m / 1440, m / 60 % 24, m % 60);
+                if days > 0 {
+                    write!(f, "{days}-{hours:02}:{mins:02}:00")
+                } else {
+                    write!(f, "{hours:02}:{mins:02}:00")
+                }
+            }
+        }
+    }
+}
+
+/// Parses a Slurm time string as `time_str2mins()` does.
+///
+/// # Errors
+/// Text that is not one of the accepted forms (Slurm's `NO_VAL`), a negative duration (`-5`, which
+/// every configuration key rejects) or one that overflows Slurm's `int` seconds.
+///
+/// # Example
+/// ```
+/// use fairshare::config::time::{parse_time, TimeLimit};
+/// assert_eq!(parse_time("7-0"), Ok(TimeLimit::Minutes(7 * 1440)));
+/// assert_eq!(parse_time("1:30"), Ok(TimeLimit::Minutes(2))); // 1 min 30 s, rounded up
+/// assert_eq!(parse_time("1:30:00"), Ok(TimeLimit::Minutes(90)));
+/// assert_eq!(parse_time("unlimited"), Ok(TimeLimit::Unlimited));
+/// ```
+pub fn parse_time(text: &str) -> Result<TimeLimit, String> {
+    if ["-1", "INFINITE", "UNLIMITED"].iter().any(|u| text.eq_ignore_ascii_case(u)) {
+        return Ok(TimeLimit::Unlimited);
+    }
+    let bad = || format!("{text:?} is not a Slurm time (minutes, min:sec, h:m:s, days-h[:m[:s]] or UNLIMITED)");
+    if !is_valid_timespec(text) {
+        return Err(bad());
+    }
+    let seconds = match text.split_once('-') {
+        // `-N` (only digits after the dash): sscanf reads a negative day count.
+        Some(("", days)) => -86400 * number(days)?,
+        Some((days, rest)) => {
+            let mut hms = rest.split(':').filter(|s| !s.is_empty()).map(number);
+            let h = hms.next().transpose()?.unwrap_or(0);
+            let m = hms.next().transpose()?.unwrap_or(0);
+            let s = hms.next().transpose()?.unwrap_or(0);
+            86400 * number(days)? + 3600 * h + 60 * m + s
+        }
+        None => {
+            let parts: Vec<i64> = text.split(':').map(number).collect::<Result<_, _>>()?;
+            match parts[..] {
+                [h, m, s] => 3600 * h + 60 * m + s,
+                [m, s] => 60 * m + s,
+                [m] => 60 * m,
+                _ => return Err(bad()),
+            }
+        }
+    };
+    if seconds < 0 {
+        return Err(format!("{text:?} is a negative time"));
+    }
+    if seconds > i64::from(i32::MAX) {
+        return Err(format!("{text:?} is too long for Slurm (more than {} seconds)", i32::MAX));
+    }
+    // ROUNDUP(secs, 60): whole minutes, rounding up.
+    Ok(TimeLimit::Minutes(((seconds + 59) / 60) as u32))
+}
+
+/// `_is_valid_timespec()`: digits, at most one `-` (before any `:`), at most two `:`, and enough digit
+/// runs for the separators.
+fn is_valid_timespec(text: &str) -> bool {
+    let (mut runs, mut dashes, mut colons, mut in_digits) = (0, 0, 0, false);
+    for c in text.chars() {
+        match c {
+            '0'..='9' => {
+                runs += usize::from(!in_digits);
+                in_digits = true;
+            }
+            '-' if colons == 0 => {
+                dashes += 1;
+                in_digits = false;
+            }
+            ':' => {
+                colons += 1;
+                in_digits = false;
+            }
+            _ => return false,
+        }
+    }
+    let min_runs = match (dashes, colons) {
+        (0, 1) => 2,
+        (0, 2) | (1, 1) => 3,
+        (1, 2) => 4,
+        (0 | 1, 0) => 1,
+        _ => return false,
+    };
+    runs >= min_runs
+}
+
+/// One run of digits, as `%d` reads it, bounded so the sums above cannot overflow.
+fn number(digits: &str) -> Result<i64, String> {
+    match digits.parse::<i64>() {
+        Ok(n) if n <= i64::from(i32::MAX) => Ok(n),
+        _ => Err(format!("{digits:?} is out of range for a Slurm time field")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mins(text: &str) -> u32 {
+        parse_time(text).unwrap().slurm_minutes()
+    }
+
+    #[test]
+    fn every_form_of_time_str2mins() {
+        assert_eq!(mins("90"), 90);
+        assert_eq!(mins("007"), 7);
+        assert_eq!(mins("1:30"), 2); // min:sec, 90 s rounded up
+        assert_eq!(mins("2:00"), 2);
+        assert_eq!(mins("1:30:00"), 90);
+        assert_eq!(mins("1:30:01"), 91);
+        assert_eq!(mins("7-0"), 7 * 1440);
+        assert_eq!(mins("14-0"), 14 * 1440);
+        assert_eq!(mins("2-"), 2 * 1440);
+        assert_eq!(mins("1-12"), 1440 + 720);
+        assert_eq!(mins("1-2:30"), 1440 + 150);
+        assert_eq!(mins("1-2:30:30"), 1440 + 151);
+        assert_eq!(mins("-0"), 0);
+        for unlimited in ["UNLIMITED", "infinite", "Unlimited", "-1"] {
+            assert_eq!(parse_time(unlimited), Ok(TimeLimit::Unlimited));
+        }
+    }
+
+    #[test]
+    fn malformed_times_are_errors() {
+        for bad in ["", "abc", "1:", ":30", "1::2", "1-2:", "1-2-3", "1:2:3:4", "1:2-3", "5 min", "+5", "1.5", "-5"] {
+            assert!(parse_time(bad).is_err(), "{bad:?} should be rejected");
+        }
+        assert!(parse_time("99999999-0").is_err());
+    }
+
+    #[test]
+    fn knob_seconds_wrap_like_slurmctld() {
+        assert_eq!(TimeLimit::Minutes(7 * 1440).slurm_knob_seconds(), 604_800);
+        assert_eq!(TimeLimit::Unlimited.slurm_knob_seconds(), 4_294_967_236);
+        assert_eq!(TimeLimit::Unlimited.slurm_minutes(), INFINITE);
+    }
+
+    #[test]
+    fn display_matches_mins2time_str() {
+        assert_eq!(TimeLimit::Minutes(90).to_string(), "01:30:00");
+        assert_eq!(TimeLimit::Minutes(3 * 1440 + 61).to_string(), "3-01:01:00");
+        assert_eq!(TimeLimit::Unlimited.to_string(), "UNLIMITED");
+    }
+}
