@@ -121,22 +121,17 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     })
 }
 
-/// Sorts siblings as `sort_weighted_children` intends: weight descending (a total order), then,
-/// inside each run of tolerance-equal neighbours, users before banks (stable).
+/// Sorts siblings as `sort_weighted_children` does: libstdc++'s `std::sort` with flux-accounting's
+/// comparator (users first among tolerance-equal weights, otherwise weight descending). The
+/// comparator is not transitive on chains of near-equal weights, so the algorithm itself matters.
 fn sort_weighted(rows: &mut [u32], weight: &[f64], users: &[bool]) {
-    rows.sort_by(|&a, &b| weight[b as usize].total_cmp(&weight[a as usize]));
-    let mut start = 0;
-    while start < rows.len() {
-        let mut end = start + 1;
-        while end < rows.len() && is_equal(weight[rows[end - 1] as usize], weight[rows[end] as usize]) {
-            end += 1;
+    super::stdsort::sort(rows, |&a, &b| {
+        let (a, b) = (a as usize, b as usize);
+        if is_equal(weight[a], weight[b]) && users[a] != users[b] {
+            return users[a];
         }
-        if end - start > 1 {
-            // Stable partition: users keep their order, then banks keep theirs.
-            rows[start..end].sort_by_key(|&r| !users[r as usize]);
-        }
-        start = end;
-    }
+        weight[a] > weight[b]
+    });
 }
 
 struct Walk<'a> {

@@ -10,6 +10,7 @@
 mod classic;
 mod fair_tree;
 mod flux;
+pub mod stdsort;
 pub mod x87;
 
 pub use fair_tree::NEAR_ULPS;

@@ -34,3 +34,5 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::write(&p, text).expect("write test input");
     p
 }
+mod properties;
+mod reference;
