@@ -22,8 +22,10 @@ pub mod config;
 pub mod error;
 pub mod fairshare;
 pub mod frame;
+pub mod jobs;
 pub mod io;
 pub mod output;
+pub mod priority;
 pub mod tree;
 
 pub use error::{Error, Result};

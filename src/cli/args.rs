@@ -24,6 +24,98 @@ pub enum Command {
     Compute(ComputeArgs),
     /// Run the main job (the embedded default site unless --tree is given).
     Run(RunArgs),
+    /// Print what Slurm's `sprio` would print for a pending queue (`-h` is sprio's no-header flag).
+    #[command(disable_help_flag = true)]
+    Sprio(SprioArgs),
+    /// Score a pending queue and write one Parquet row per (job, partition, QOS).
+    Score(ScoreArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PriorityArg {
+    /// Slurm's priority/multifactor.
+    Slurm,
+    /// flux-accounting's mf_priority.
+    Flux,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PendingFormatArg {
+    Csv,
+    Parquet,
+    SqueueJson,
+}
+
+/// The pending queue and the site configuration that scores it.
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    /// Pending jobs (CSV, Parquet or `squeue --json`).
+    #[arg(long, value_name = "PATH")]
+    pub pending: PathBuf,
+    /// Pending-jobs format (detected when omitted).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormatArg>,
+    /// slurm.conf with the priority weights, flags, nodes and partitions (required for Slurm).
+    #[arg(long, value_name = "FILE")]
+    pub slurm_conf: Option<PathBuf>,
+    /// `sacctmgr show qos -P` dump (QOS priorities).
+    #[arg(long, value_name = "FILE")]
+    pub qos: Option<PathBuf>,
+    /// The time of the computation (epoch seconds or YYYY-MM-DDTHH:MM:SS; default: now).
+    #[arg(long, value_name = "T")]
+    pub now: Option<String>,
+    /// Priority formula.
+    #[arg(long, value_enum, default_value = "slurm")]
+    pub priority: PriorityArg,
+}
+
+#[derive(Debug, Args)]
+pub struct SprioArgs {
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
+    /// No header.
+    #[arg(short = 'h', long = "noheader")]
+    pub no_header: bool,
+    /// Long listing.
+    #[arg(short = 'l', long = "long", conflicts_with = "format")]
+    pub long: bool,
+    /// Normalized factors.
+    #[arg(short = 'n', long = "norm")]
+    pub normalized: bool,
+    /// Print the weights only.
+    #[arg(short = 'w', long = "weights")]
+    pub weights: bool,
+    /// Output format, e.g. `%.15i %.12Y`.
+    #[arg(short = 'o', long = "format", value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Only these job ids (comma-separated).
+    #[arg(short = 'j', long = "jobs", value_delimiter = ',', value_name = "LIST")]
+    pub jobs: Vec<u64>,
+    /// Only these users (comma-separated).
+    #[arg(short = 'u', long = "user", value_delimiter = ',', value_name = "LIST")]
+    pub users: Vec<String>,
+    /// Only these partitions (comma-separated).
+    #[arg(short = 'p', long = "partition", value_delimiter = ',', value_name = "LIST")]
+    pub partitions: Vec<String>,
+    /// Sort keys (format letters, `-` for descending).
+    #[arg(short = 'S', long = "sort", value_name = "KEYS")]
+    pub sort: Option<String>,
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
+    /// Output Parquet file (written atomically).
+    #[arg(long, value_name = "FILE.parquet")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -54,12 +146,12 @@ pub struct TreeArgs {
     /// Tree format (detected from the file when omitted).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub tree_format: Option<TreeFormatArg>,
-    /// Fair-share algorithm.
-    #[arg(long, value_enum, default_value = "fair-tree")]
-    pub algo: AlgoArg,
-    /// Classic FairShareDampeningFactor.
-    #[arg(long, default_value_t = 1, value_name = "D", value_parser = clap::value_parser!(u16).range(1..))]
-    pub dampening: u16,
+    /// Fair-share algorithm (default: slurm.conf's PriorityFlags, else fair-tree).
+    #[arg(long, value_enum)]
+    pub algo: Option<AlgoArg>,
+    /// Classic FairShareDampeningFactor (default: slurm.conf's, else 1).
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u16).range(1..))]
+    pub dampening: Option<u16>,
     /// Classic PriorityFlags=DEPTH_OBLIVIOUS.
     #[arg(long)]
     pub depth_oblivious: bool,

@@ -6,14 +6,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use args::Cli;
-use args::{AlgoArg, Command, RunArgs, SshareArgs, TreeArgs, TreeFormatArg};
+use args::{AlgoArg, Command, PendingFormatArg, PriorityArg, QueueArgs, RunArgs, SshareArgs, TreeArgs, TreeFormatArg};
 use clap::Parser;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::{TreeFormat, default_tree, read_tree};
 use fairshare::output::atomic::AtomicFile;
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
+use fairshare::config::SlurmConf;
+use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
+use fairshare::output::parquet::jobs_batch;
+use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
+use fairshare::priority::flux::score_flux;
+use fairshare::priority::{Scores, SlurmPriority, Weights};
 use fairshare::tree::AssocTree;
+use parquet::file::metadata::KeyValue;
 use fairshare::{Error, Result};
 
 /// Resolved tree input and algorithm parameters.
@@ -23,12 +30,15 @@ struct TreeSettings {
     params: Params,
 }
 
-impl From<&TreeArgs> for TreeSettings {
-    fn from(a: &TreeArgs) -> Self {
+impl TreeSettings {
+    /// Flags win; then slurm.conf (PriorityFlags, FairShareDampeningFactor); then Slurm's defaults.
+    fn resolve(a: &TreeArgs, conf: Option<&SlurmConf>) -> Self {
         let algorithm = match a.algo {
-            AlgoArg::FairTree => Algorithm::FairTree,
-            AlgoArg::Classic => Algorithm::Classic,
-            AlgoArg::Flux => Algorithm::Flux,
+            Some(AlgoArg::FairTree) => Algorithm::FairTree,
+            Some(AlgoArg::Classic) => Algorithm::Classic,
+            Some(AlgoArg::Flux) => Algorithm::Flux,
+            None if conf.is_some_and(|c| !c.priority_flags.fair_tree) => Algorithm::Classic,
+            None => Algorithm::FairTree,
         };
         let format = a.tree_format.map(|f| match f {
             TreeFormatArg::AssocCsv => TreeFormat::AssocCsv,
@@ -37,15 +47,15 @@ impl From<&TreeArgs> for TreeSettings {
             TreeFormatArg::FluxDb => TreeFormat::FluxDb,
             TreeFormatArg::Parquet => TreeFormat::Parquet,
         });
+        let dampening = a.dampening.or(conf.map(|c| c.fair_share_dampening_factor)).unwrap_or(1);
+        let depth_oblivious = a.depth_oblivious || conf.is_some_and(|c| c.priority_flags.depth_oblivious);
         TreeSettings {
             path: a.tree.clone(),
             format,
-            params: Params { algorithm, dampening: a.dampening, depth_oblivious: a.depth_oblivious, flux_exact_sums: a.flux_exact_sums },
+            params: Params { algorithm, dampening, depth_oblivious, flux_exact_sums: a.flux_exact_sums },
         }
     }
-}
 
-impl TreeSettings {
     fn source(&self) -> String {
         self.path.as_ref().map_or_else(|| "<embedded default site>".to_string(), |p| p.display().to_string())
     }
@@ -97,7 +107,7 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     match command {
         Command::Sshare(a) => {
-            let settings = TreeSettings::from(&a.tree);
+            let settings = TreeSettings::resolve(&a.tree, None);
             let (tree, result) = settings.load()?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
@@ -105,17 +115,129 @@ pub fn run(cli: Cli) -> Result<()> {
             out.flush().map_err(|e| Error::io("<stdout>", e))
         }
         Command::Compute(a) => {
-            let settings = TreeSettings::from(&a.tree);
+            let settings = TreeSettings::resolve(&a.tree, None);
             let (tree, result) = settings.load()?;
             write_parquet(&a.out, &association_batch(&tree, &result), metadata(&result, &settings.source()))
         }
         Command::Run(a) => run_main(&a),
+        Command::Sprio(a) => {
+            let queue = Queue::load(&a.tree, &a.queue)?;
+            let format = match (&a.format, a.long) {
+                (Some(f), _) => Format::parse(f)?,
+                (None, false) if std::env::var("SPRIO_FORMAT").is_ok_and(|f| !f.is_empty()) => {
+                    Format::parse(&std::env::var("SPRIO_FORMAT").unwrap_or_default())?
+                }
+                (None, long) => Format::default_for(&queue.weights, long, a.normalized, !a.users.is_empty()),
+            };
+            let opts = SprioOptions {
+                no_header: a.no_header,
+                weights_only: a.weights,
+                jobs: a.jobs.clone(),
+                users: a.users.clone(),
+                partitions: a.partitions.clone(),
+                sort: a.sort.clone(),
+                tres_weight_text: queue.tres_weight_text.clone(),
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            write_sprio(&mut out, &queue.scores, &queue.jobs, &queue.weights, &format, &opts)?;
+            out.flush().map_err(|e| Error::io("<stdout>", e))
+        }
+        Command::Score(a) => {
+            let queue = Queue::load(&a.tree, &a.queue)?;
+            let batch = jobs_batch(&queue.scores, &queue.jobs, &queue.weights)?;
+            let meta = vec![
+                KeyValue::new("fairshare.schema_version".into(), fairshare::output::parquet::SCHEMA_VERSION.to_string()),
+                KeyValue::new("fairshare.priority".into(), queue.formula.to_string()),
+                KeyValue::new("fairshare.algorithm".into(), queue.algorithm.name().to_string()),
+                KeyValue::new("fairshare.now".into(), queue.now.to_string()),
+            ];
+            write_parquet(&a.out, &batch, meta)
+        }
+    }
+}
+
+/// A scored pending queue.
+struct Queue {
+    jobs: PendingJobs,
+    weights: Weights,
+    scores: Scores,
+    tres_weight_text: String,
+    formula: &'static str,
+    algorithm: Algorithm,
+    now: i64,
+}
+
+impl Queue {
+    fn load(tree_args: &TreeArgs, a: &QueueArgs) -> Result<Self> {
+        let now = match &a.now {
+            Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
+            None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
+        };
+        let pending_format = a.pending_format.map(|f| match f {
+            PendingFormatArg::Csv => PendingFormat::Csv,
+            PendingFormatArg::Parquet => PendingFormat::Parquet,
+            PendingFormatArg::SqueueJson => PendingFormat::SqueueJson,
+        });
+        match a.priority {
+            PriorityArg::Slurm => {
+                let conf_path = a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
+                let conf = fairshare::config::slurm_conf::read(conf_path)?;
+                let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
+                let settings = TreeSettings::resolve(tree_args, Some(&conf));
+                let (tree, fs) = settings.load()?;
+                let prio = SlurmPriority::new(&conf, qos.as_ref(), now);
+                let jobs = PendingJobs::read(&a.pending, pending_format, &prio.weights.tres_keys())?;
+                let (scores, unknown) = prio.score(&jobs, &tree, &fs)?;
+                report_unknown(&jobs, &unknown);
+                let tres_weight_text = prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
+                Ok(Queue { weights: prio.weights.clone(), jobs, scores, tres_weight_text, formula: "slurm", algorithm: settings.params.algorithm, now })
+            }
+            PriorityArg::Flux => {
+                let mut settings = TreeSettings::resolve(tree_args, None);
+                settings.params.algorithm = Algorithm::Flux;
+                let (tree, fs) = settings.load()?;
+                let tables = match (&settings.path, settings.format) {
+                    (Some(p), Some(TreeFormat::FluxDb)) => fairshare::io::flux_db::read_priority_tables(p)?,
+                    (Some(p), None) if TreeFormat::detect(p)? == TreeFormat::FluxDb => fairshare::io::flux_db::read_priority_tables(p)?,
+                    _ => Default::default(),
+                };
+                let jobs = PendingJobs::read(&a.pending, pending_format, &[])?;
+                let (scores, unknown) = score_flux(&jobs, &tree, &fs, &tables);
+                report_unknown(&jobs, &unknown);
+                let weights = Weights {
+                    age: 0.0,
+                    assoc: tables.weights.bank.into(),
+                    fairshare: tables.weights.fairshare.into(),
+                    job_size: 0.0,
+                    partition: 0.0,
+                    qos: tables.weights.queue.into(),
+                    tres: Vec::new(),
+                };
+                Ok(Queue { jobs, weights, scores, tres_weight_text: String::new(), formula: "flux", algorithm: Algorithm::Flux, now })
+            }
+        }
+    }
+}
+
+/// Jobs without an association are scored with fair-share 0, as Slurm does; say so once.
+fn report_unknown(jobs: &PendingJobs, unknown: &[usize]) {
+    if let Some(&j) = unknown.first() {
+        eprintln!(
+            "fairshare: warning: {} job(s) have no association and score fair-share 0, e.g. job {} (user {}, account {}, {}:{})",
+            unknown.len(),
+            jobs.job_id[j],
+            jobs.names.name(jobs.user[j]),
+            jobs.names.name(jobs.account[j]),
+            jobs.source.display(),
+            jobs.line[j]
+        );
     }
 }
 
 /// `fairshare run`: sshare's long table on stdout, or a run directory with Parquet and text.
 fn run_main(a: &RunArgs) -> Result<()> {
-    let settings = TreeSettings::from(&a.tree);
+    let settings = TreeSettings::resolve(&a.tree, None);
     let (tree, result) = settings.load()?;
     let opts = SshareOptions { long: true, ..SshareOptions::default() };
     match &a.out_dir {

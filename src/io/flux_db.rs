@@ -97,3 +97,44 @@ pub fn read(path: &Path) -> Result<TreeInput> {
     }
     Ok(TreeInput { source: path.to_path_buf(), records, sibling_order: SiblingOrder::Input, account_usage: AccountUsage::SumOfUsers })
 }
+
+/// The tables flux-accounting's priority plugin reads besides the fair-share values.
+#[derive(Clone, Debug, Default)]
+pub struct FluxPriorityTables {
+    /// `priority_factor_weight_table` (defaults where a row is missing).
+    pub weights: crate::priority::flux::FluxWeights,
+    /// `queue_table.priority` by queue name.
+    pub queues: std::collections::HashMap<String, i32>,
+    /// `bank_table.priority` by bank name.
+    pub banks: std::collections::HashMap<String, f64>,
+}
+
+/// Reads the priority weights, queue priorities and bank priorities of a flux-accounting database.
+/// Tables or columns an older schema lacks leave the plugin's defaults.
+///
+/// # Errors
+/// The file is not a readable SQLite database.
+pub fn read_priority_tables(path: &Path) -> Result<FluxPriorityTables> {
+    let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(db_err)?;
+    let mut tables = FluxPriorityTables::default();
+    // A missing table is an older schema, not an error.
+    let rows = |sql: &str| -> Vec<(String, f64)> {
+        conn.prepare(sql)
+            .and_then(|mut q| q.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?.collect())
+            .unwrap_or_default()
+    };
+    for (factor, weight) in rows("SELECT factor, weight FROM priority_factor_weight_table") {
+        let w = weight as i32;
+        match factor.as_str() {
+            "fairshare" => tables.weights.fairshare = w,
+            "queue" => tables.weights.queue = w,
+            "bank" => tables.weights.bank = w,
+            "urgency" => tables.weights.urgency = w,
+            _ => {}
+        }
+    }
+    tables.queues = rows("SELECT queue, priority FROM queue_table").into_iter().map(|(q, p)| (q, p as i32)).collect();
+    tables.banks = rows("SELECT bank, priority FROM bank_table").into_iter().collect();
+    Ok(tables)
+}

@@ -2,4 +2,5 @@
 
 pub mod atomic;
 pub mod parquet;
+pub mod sprio;
 pub mod sshare;

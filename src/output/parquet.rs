@@ -1,9 +1,13 @@
-//! Parquet output of a fair-share pass: one row per association, ZSTD, parameters in the metadata.
+//! Parquet outputs: the associations of a fair-share pass and the scored jobs, ZSTD, parameters in
+//! the metadata.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Float64Array, RecordBatch, UInt32Array, UInt64Array};
+use arrow::array::{
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
+use arrow::datatypes::UInt32Type;
 use arrow::datatypes::{Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -13,6 +17,8 @@ use parquet::file::properties::WriterProperties;
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::fairshare::FairShare;
+use crate::jobs::PendingJobs;
+use crate::priority::{NONE, Scores, Weights};
 use crate::tree::AssocTree;
 
 /// Version of the association Parquet schema; bumped on any incompatible change.
@@ -87,4 +93,45 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) 
     let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(enc)?;
     writer.write(batch).map_err(enc)?;
     writer.into_inner().map_err(enc)?.commit()
+}
+
+/// The scored rows as one record batch: one row per (job, partition, QOS), weighted factors as
+/// `prio_*` columns, each weighted TRES as `prio_tres_<name>` (`/` becomes `_`). Names are
+/// dictionary-encoded from the queue's interner.
+///
+/// # Errors
+/// Never in practice: the columns are built to match.
+pub fn jobs_batch(scores: &Scores, jobs: &PendingJobs, weights: &Weights) -> Result<RecordBatch> {
+    let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
+        let values = StringArray::from_iter_values((0..jobs.names.len() as u32).map(|i| jobs.names.name(i)));
+        let keys = UInt32Array::from_iter(ids.into_iter().map(|k| (k != NONE).then_some(k)));
+        let a = DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).map_err(|e| Error::format("<jobs>", e))?;
+        Ok(Arc::new(a))
+    };
+    let per_row = |f: &dyn Fn(usize) -> u32| -> Vec<u32> { scores.job.iter().map(|&j| f(j as usize)).collect() };
+    let f64s = |v: &[f64]| -> ArrayRef { Arc::new(Float64Array::from(v.to_vec())) };
+    let mut columns: Vec<(String, ArrayRef)> = vec![
+        ("job_id".into(), Arc::new(UInt64Array::from_iter_values(scores.job.iter().map(|&j| jobs.job_id[j as usize])))),
+        ("user".into(), dict(per_row(&|j| jobs.user[j]))?),
+        ("account".into(), dict(per_row(&|j| jobs.account[j]))?),
+        ("partition".into(), dict(scores.partition.clone())?),
+        ("qos".into(), dict(scores.qos.clone())?),
+        ("assoc_found".into(), Arc::new(BooleanArray::from_iter(scores.assoc.iter().map(|&a| Some(a != NONE))))),
+        ("priority".into(), Arc::new(UInt32Array::from(scores.priority.clone()))),
+        ("prio_age".into(), f64s(&scores.age)),
+        ("prio_assoc".into(), f64s(&scores.assoc_factor)),
+        ("prio_fairshare".into(), f64s(&scores.fairshare)),
+        ("prio_jobsize".into(), f64s(&scores.job_size)),
+        ("prio_partition".into(), f64s(&scores.partition_factor)),
+        ("prio_qos".into(), f64s(&scores.qos_factor)),
+        ("site_factor".into(), Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.site_factor[j as usize])))),
+        ("nice".into(), Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.nice[j as usize])))),
+    ];
+    for ((tres, _), col) in weights.tres.iter().zip(&scores.tres) {
+        columns.push((format!("prio_tres_{}", tres.to_string().replace('/', "_")), f64s(col)));
+    }
+    let schema = Schema::new(
+        columns.iter().map(|(n, a)| Field::new(n, a.data_type().clone(), matches!(n.as_str(), "qos"))).collect::<Vec<_>>(),
+    );
+    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect()).map_err(|e| Error::format("<jobs>", e))
 }

@@ -1,0 +1,7 @@
+//! Job inputs: the pending queue to score (and, later, the job records that make usage).
+
+pub mod pending;
+mod text;
+
+pub use pending::{PendingFormat, PendingJobs};
+pub use text::{Interner, parse_timestamp};

@@ -1,0 +1,154 @@
+//! Helpers for large job files: a CSV field splitter that borrows, timestamps, name interning.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rustc_hash::FxBuildHasher;
+
+/// Splits one CSV line into `out`, borrowing unless a field has escaped quotes (`""`).
+///
+/// # Errors
+/// An unterminated quoted field.
+pub(crate) fn split_fields<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) -> Result<(), &'static str> {
+    out.clear();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    loop {
+        if bytes.get(i) == Some(&b'"') {
+            let start = i + 1;
+            let mut j = start;
+            let mut escaped = false;
+            loop {
+                match bytes.get(j) {
+                    None => return Err("unterminated quoted field"),
+                    Some(b'"') if bytes.get(j + 1) == Some(&b'"') => {
+                        escaped = true;
+                        j += 2;
+                    }
+                    Some(b'"') => break,
+                    Some(_) => j += 1,
+                }
+            }
+            let raw = &line[start..j];
+            out.push(if escaped { Cow::Owned(raw.replace("\"\"", "\"")) } else { Cow::Borrowed(raw) });
+            i = j + 1;
+            match bytes.get(i) {
+                None => return Ok(()),
+                Some(b',') => i += 1,
+                Some(_) => return Err("text after a closing quote"),
+            }
+        } else {
+            let end = line[i..].find(',').map_or(line.len(), |k| i + k);
+            out.push(Cow::Borrowed(&line[i..end]));
+            if end == line.len() {
+                return Ok(());
+            }
+            i = end + 1;
+        }
+    }
+}
+
+/// Parses a timestamp: epoch seconds, or `YYYY-MM-DDTHH:MM:SS` (also with a space) read as UTC.
+///
+/// # Errors
+/// Anything else, including a date that does not exist.
+///
+/// # Example
+/// ```
+/// use fairshare::jobs::parse_timestamp;
+/// assert_eq!(parse_timestamp("1767830400"), Ok(1767830400));
+/// assert_eq!(parse_timestamp("2026-01-08T00:00:00"), Ok(1767830400));
+/// ```
+pub fn parse_timestamp(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if let Ok(v) = t.parse::<i64>() {
+        return Ok(v);
+    }
+    let bad = || format!("time {t:?} is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS");
+    let b = t.as_bytes();
+    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') || b[13] != b':' || b[16] != b':' {
+        return Err(bad());
+    }
+    let num = |r: std::ops::Range<usize>| t[r].parse::<i64>().map_err(|_| bad());
+    let (y, mo, d, h, mi, s) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days_in_month = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month[(mo - 1) as usize] || h > 23 || mi > 59 || s > 60 {
+        return Err(bad());
+    }
+    Ok(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Names mapped to dense ids, so per-job columns hold integers.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    ids: HashMap<Box<str>, u32, FxBuildHasher>,
+    names: Vec<Box<str>>,
+}
+
+impl Interner {
+    /// The id of `name`, adding it when new.
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.into());
+        self.ids.insert(name.into(), id);
+        id
+    }
+
+    /// The id of `name`, if known.
+    pub fn get(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    /// The name of `id`.
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when no name was interned.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_borrow_and_unquote() {
+        let mut out = Vec::new();
+        split_fields(r#"1,"a,b",,"x""y",z"#, &mut out).unwrap();
+        assert_eq!(out, ["1", "a,b", "", "x\"y", "z"]);
+        assert!(matches!(out[1], Cow::Borrowed(_)));
+        assert!(split_fields(r#"1,"open"#, &mut out).is_err());
+        assert!(split_fields(r#""a"b,1"#, &mut out).is_err());
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(parse_timestamp("1970-01-01T00:00:00"), Ok(0));
+        assert_eq!(parse_timestamp("2000-02-29 12:00:00"), Ok(951_825_600));
+        assert!(parse_timestamp("2001-02-29T00:00:00").is_err());
+        assert!(parse_timestamp("Unknown").is_err());
+    }
+}

@@ -1,0 +1,363 @@
+//! sprio-compatible text: what Slurm's `sprio` prints for the same jobs.
+//!
+//! Format strings follow sprio's grammar (`%[.][width]letter`, text between fields kept as is);
+//! `.` right-justifies, a width pads and cuts; weighted factors print `%.0f`, normalized ones
+//! `%.7f`, `%y` `%16.14f`. The default formats depend on which weights are nonzero, as in
+//! `sprio.c`.
+
+use std::cmp::Ordering;
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::jobs::PendingJobs;
+use crate::priority::{NONE, Scores, Weights};
+
+/// One field of a format.
+#[derive(Clone, Debug, PartialEq)]
+struct FormatField {
+    letter: char,
+    width: usize,
+    right: bool,
+    suffix: String,
+}
+
+/// A parsed `-o` format: a prefix and fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Format {
+    prefix: String,
+    fields: Vec<FormatField>,
+}
+
+const LETTERS: &str = "iruoncYySAaBbFfJjPpQqNTt";
+
+impl Format {
+    /// Parses a sprio format string.
+    ///
+    /// # Errors
+    /// An unknown field letter.
+    ///
+    /// # Example
+    /// ```
+    /// let f = fairshare::output::sprio::Format::parse("%.15i %.12Y").unwrap();
+    /// assert!(fairshare::output::sprio::Format::parse("%.15i %Z").is_err());
+    /// ```
+    pub fn parse(format: &str) -> Result<Self> {
+        let (prefix, rest) = match format.find('%') {
+            Some(i) => (&format[..i], &format[i..]),
+            None => (format, ""),
+        };
+        let mut fields = Vec::new();
+        for token in rest.split('%').filter(|t| !t.is_empty()) {
+            let right = token.starts_with('.');
+            let body = token.strip_prefix('.').unwrap_or(token);
+            let digits = body.len() - body.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let width = body[..digits].parse().unwrap_or(0);
+            let mut chars = body[digits..].chars();
+            let letter = chars.next().unwrap_or(' ');
+            if !LETTERS.contains(letter) {
+                return Err(Error::Usage(format!("Invalid job format specification: {letter}")));
+            }
+            fields.push(FormatField { letter, width, right, suffix: chars.as_str().to_string() });
+        }
+        Ok(Format { prefix: prefix.to_string(), fields })
+    }
+
+    /// The format sprio uses when no `-o` is given.
+    pub fn default_for(weights: &Weights, long: bool, normalized: bool, show_user: bool) -> Self {
+        let text = match (long, normalized) {
+            (true, true) => "%.15i %9r %.8u %.8o %10y %10a %10b %10f %10j %10p %10n %10q %20t".to_string(),
+            (true, false) => "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T".to_string(),
+            (false, _) => {
+                let mut f = String::from("%.15i %9r");
+                if show_user {
+                    f.push_str(" %.8u");
+                }
+                let terms = [
+                    (weights.age, 'a'),
+                    (weights.assoc, 'b'),
+                    (weights.fairshare, 'f'),
+                    (weights.job_size, 'j'),
+                    (weights.partition, 'p'),
+                    (weights.qos, 'q'),
+                ];
+                if normalized {
+                    f.push_str(" %10y");
+                    for (w, c) in terms {
+                        if w != 0.0 {
+                            f.push_str(&format!(" %10{c}"));
+                        }
+                    }
+                    if !weights.tres.is_empty() {
+                        f.push_str(" %20t");
+                    }
+                } else {
+                    f.push_str(" %.10Y %.10S");
+                    for (w, c) in terms {
+                        if w != 0.0 {
+                            f.push_str(&format!(" %.10{}", c.to_ascii_uppercase()));
+                        }
+                    }
+                    if !weights.tres.is_empty() {
+                        f.push_str(" %.20T");
+                    }
+                }
+                f
+            }
+        };
+        Format::parse(&text).expect("built-in formats parse")
+    }
+}
+
+/// What to print and how.
+#[derive(Clone, Debug, Default)]
+pub struct SprioOptions {
+    /// `-h`: no header.
+    pub no_header: bool,
+    /// `-w`: print the weights row only.
+    pub weights_only: bool,
+    /// `-j`: only these job ids.
+    pub jobs: Vec<u64>,
+    /// `-u`: only these users.
+    pub users: Vec<String>,
+    /// `-p`: only these partitions.
+    pub partitions: Vec<String>,
+    /// `-S`: sort keys (letters, `-` for descending); default by job id.
+    pub sort: Option<String>,
+    /// The original PriorityWeightTRES text, printed on the weights row.
+    pub tres_weight_text: String,
+}
+
+/// `_print_str`: right-justified fields are padded then cut to the width, left-justified ones cut
+/// then padded; width 0 prints as is.
+fn push_str(out: &mut String, s: &str, width: usize, right: bool) {
+    if width == 0 {
+        out.push_str(s);
+        return;
+    }
+    let len = s.chars().count();
+    if right {
+        let padded: String = std::iter::repeat_n(' ', width.saturating_sub(len)).chain(s.chars()).take(width).collect();
+        out.push_str(&padded);
+    } else {
+        let cut: String = s.chars().take(width).collect();
+        let n = cut.chars().count();
+        out.push_str(&cut);
+        out.extend(std::iter::repeat_n(' ', width - n));
+    }
+}
+
+fn header(letter: char) -> &'static str {
+    match letter {
+        'i' => "JOBID",
+        'r' | 'P' | 'p' => "PARTITION",
+        'u' => "USER",
+        'o' => "ACCOUNT",
+        'n' => "QOSNAME",
+        'c' => "CLUSTER",
+        'Y' | 'y' => "PRIORITY",
+        'S' => "SITE",
+        'A' | 'a' => "AGE",
+        'B' | 'b' => "ASSOC",
+        'F' | 'f' => "FAIRSHARE",
+        'J' | 'j' => "JOBSIZE",
+        'Q' | 'q' => "QOS",
+        'N' => "NICE",
+        _ => "TRES",
+    }
+}
+
+/// The text of field `letter` on row `r`.
+fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights) -> String {
+    let j = s.job[r] as usize;
+    let norm = |v: f64, weight: f64| format!("{:.7}", if weight != 0.0 { v / weight } else { 0.0 });
+    let int = |v: f64| format!("{v:.0}");
+    match letter {
+        'i' => jobs.job_id[j].to_string(),
+        'r' => jobs.names.name(s.partition[r]).to_string(),
+        'u' => jobs.names.name(jobs.user[j]).to_string(),
+        'o' => jobs.names.name(jobs.account[j]).to_string(),
+        'n' => if s.qos[r] == NONE { String::new() } else { jobs.names.name(s.qos[r]).to_string() },
+        'c' => String::new(),
+        'Y' => format!("{}", s.sprio_sum[r] as i64),
+        'y' => format!("{:16.14}", s.sprio_sum[r] / f64::from(u32::MAX)),
+        'S' => int(f64::from(jobs.site_factor[j])),
+        'N' => int(f64::from(jobs.nice[j])),
+        'A' => int(s.age[r]),
+        'B' => int(s.assoc_factor[r]),
+        'F' => int(s.fairshare[r]),
+        'J' => int(s.job_size[r]),
+        'P' => int(s.partition_factor[r]),
+        'Q' => int(s.qos_factor[r]),
+        'a' => norm(s.age[r], w.age),
+        'b' => norm(s.assoc_factor[r], w.assoc),
+        'f' => norm(s.fairshare[r], w.fairshare),
+        'j' => norm(s.job_size[r], w.job_size),
+        'p' => norm(s.partition_factor[r], w.partition),
+        'q' => norm(s.qos_factor[r], w.qos),
+        'T' | 't' => w
+            .tres
+            .iter()
+            .zip(&s.tres)
+            .filter(|(_, col)| col[r] != 0.0)
+            .map(|((t, weight), col)| {
+                if letter == 'T' { format!("{t}={:.0}", col[r]) } else { format!("{t}={:.2}", col[r] / weight) }
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => String::new(),
+    }
+}
+
+/// The weights row (`-w`).
+fn weight_cell(letter: char, w: &Weights, tres_text: &str) -> String {
+    let int = |v: f64| format!("{v:.0}");
+    match letter {
+        'i' => "Weights".into(),
+        'S' => "1".into(),
+        'A' | 'a' => int(w.age),
+        'B' | 'b' => int(w.assoc),
+        'F' | 'f' => int(w.fairshare),
+        'J' | 'j' => int(w.job_size),
+        'P' | 'p' => int(w.partition),
+        'Q' | 'q' => int(w.qos),
+        'T' => tres_text.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn compare(letter: char, a: usize, b: usize, s: &Scores, jobs: &PendingJobs) -> Ordering {
+    let (ja, jb) = (s.job[a] as usize, s.job[b] as usize);
+    let name = |id: u32| if id == NONE { "" } else { jobs.names.name(id) };
+    match letter {
+        'i' => jobs.job_id[ja].cmp(&jobs.job_id[jb]),
+        'r' => name(s.partition[a]).cmp(name(s.partition[b])),
+        'u' => name(jobs.user[ja]).cmp(name(jobs.user[jb])),
+        'o' => name(jobs.account[ja]).cmp(name(jobs.account[jb])),
+        'n' => name(s.qos[a]).cmp(name(s.qos[b])),
+        'Y' | 'y' => s.sprio_sum[a].total_cmp(&s.sprio_sum[b]),
+        'A' | 'a' => s.age[a].total_cmp(&s.age[b]),
+        'B' | 'b' => s.assoc_factor[a].total_cmp(&s.assoc_factor[b]),
+        'F' | 'f' => s.fairshare[a].total_cmp(&s.fairshare[b]),
+        'J' | 'j' => s.job_size[a].total_cmp(&s.job_size[b]),
+        'P' | 'p' => s.partition_factor[a].total_cmp(&s.partition_factor[b]),
+        'Q' | 'q' => s.qos_factor[a].total_cmp(&s.qos_factor[b]),
+        'N' => jobs.nice[ja].cmp(&jobs.nice[jb]),
+        'S' => jobs.site_factor[ja].cmp(&jobs.site_factor[jb]),
+        _ => Ordering::Equal,
+    }
+}
+
+/// Writes the sprio table.
+///
+/// # Errors
+/// A bad `-S` key; write errors as [`Error::Io`] on `<stdout>`.
+pub fn write_sprio(
+    out: &mut dyn Write,
+    scores: &Scores,
+    jobs: &PendingJobs,
+    weights: &Weights,
+    format: &Format,
+    opts: &SprioOptions,
+) -> Result<()> {
+    let mut text = String::new();
+    let line = |text: &mut String, cellf: &dyn Fn(char) -> String| {
+        text.push_str(&format.prefix);
+        for f in &format.fields {
+            push_str(text, &cellf(f.letter), f.width, f.right);
+            text.push_str(&f.suffix);
+        }
+        text.push('\n');
+    };
+    if !opts.no_header {
+        line(&mut text, &|c| header(c).to_string());
+    }
+    if opts.weights_only {
+        line(&mut text, &|c| weight_cell(c, weights, &opts.tres_weight_text));
+        return out.write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e));
+    }
+    let mut rows: Vec<usize> = (0..scores.len())
+        .filter(|&r| {
+            let j = scores.job[r] as usize;
+            (opts.jobs.is_empty() || opts.jobs.contains(&jobs.job_id[j]))
+                && (opts.users.is_empty() || opts.users.iter().any(|u| u == jobs.names.name(jobs.user[j])))
+                && (opts.partitions.is_empty() || opts.partitions.iter().any(|p| p == jobs.names.name(scores.partition[r])))
+        })
+        .collect();
+    let keys = parse_sort(opts.sort.as_deref().unwrap_or("i"))?;
+    rows.sort_by(|&a, &b| {
+        keys.iter().map(|&(c, desc)| {
+            let o = compare(c, a, b, scores, jobs);
+            if desc { o.reverse() } else { o }
+        })
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+    });
+    for r in rows {
+        line(&mut text, &|c| cell(c, r, scores, jobs, weights));
+        if text.len() > 1 << 16 {
+            out.write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))?;
+            text.clear();
+        }
+    }
+    out.write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))
+}
+
+/// `-S` keys: field letters, each optionally preceded by `-` (descending); commas allowed.
+fn parse_sort(spec: &str) -> Result<Vec<(char, bool)>> {
+    let mut keys = Vec::new();
+    let mut desc = false;
+    for c in spec.chars() {
+        match c {
+            '-' => desc = true,
+            '+' | ',' | '%' | '.' => {}
+            c if c.is_ascii_digit() => {}
+            c if LETTERS.contains(c) => {
+                keys.push((c, desc));
+                desc = false;
+            }
+            c => return Err(Error::Usage(format!("Invalid sort specification: {c}"))),
+        }
+    }
+    Ok(keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn justify_pads_and_cuts() {
+        let mut s = String::new();
+        push_str(&mut s, "12345", 3, true);
+        push_str(&mut s, "|", 0, false);
+        push_str(&mut s, "ab", 4, true);
+        push_str(&mut s, "|", 0, false);
+        push_str(&mut s, "abcdef", 4, false);
+        push_str(&mut s, "|", 0, false);
+        push_str(&mut s, "ab", 4, false);
+        assert_eq!(s, "123|  ab|abcd|ab  ");
+    }
+
+    #[test]
+    fn formats_parse_like_sprio() {
+        let f = Format::parse("x%.15i %9r|%Y").unwrap();
+        assert_eq!(f.prefix, "x");
+        assert_eq!(f.fields.len(), 3);
+        assert_eq!((f.fields[0].letter, f.fields[0].width, f.fields[0].right, f.fields[0].suffix.as_str()), ('i', 15, true, " "));
+        assert_eq!((f.fields[1].letter, f.fields[1].width, f.fields[1].right, f.fields[1].suffix.as_str()), ('r', 9, false, "|"));
+        assert_eq!(f.fields[2].width, 0);
+    }
+
+    #[test]
+    fn default_format_follows_nonzero_weights() {
+        let w = Weights { age: 1.0, assoc: 0.0, fairshare: 5.0, job_size: 0.0, partition: 0.0, qos: 0.0, tres: vec![] };
+        assert_eq!(Format::default_for(&w, false, false, false), Format::parse("%.15i %9r %.10Y %.10S %.10A %.10F").unwrap());
+        assert_eq!(Format::default_for(&w, false, true, true), Format::parse("%.15i %9r %.8u %10y %10a %10f").unwrap());
+    }
+
+    #[test]
+    fn sort_keys() {
+        assert_eq!(parse_sort("-Y,i").unwrap(), vec![('Y', true), ('i', false)]);
+        assert!(parse_sort("Z").is_err());
+    }
+}
