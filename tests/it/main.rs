@@ -9,6 +9,7 @@
 mod cli;
 mod conformance;
 mod errors;
+mod priority;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,0 +1,259 @@
+//! Job priority: the real plugin's factors on a published queue, hand-computed cases for every
+//! flag, multi-partition rows, clamps, unknown associations, and flux's formula end to end.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow::array::{AsArray, RecordBatch};
+use arrow::datatypes::{Float64Type, UInt32Type, UInt64Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use super::{fairshare, stdout_of, write_file};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slurm_jobs").join(name)
+}
+
+fn read_batch(path: &Path) -> RecordBatch {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap().build().unwrap();
+    let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap()
+}
+
+/// `score` into a temp dir, returning (job_id, column) -> value for every f64 column and priority.
+fn score(args: &[&str]) -> (Vec<u64>, HashMap<String, Vec<f64>>, Vec<u32>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("jobs.parquet");
+    let mut all = vec!["score"];
+    all.extend_from_slice(args);
+    all.extend(["--out", out.to_str().unwrap()]);
+    stdout_of(&fairshare(&all));
+    let b = read_batch(&out);
+    let ids = b.column_by_name("job_id").unwrap().as_primitive::<UInt64Type>().values().to_vec();
+    let prio = b.column_by_name("priority").unwrap().as_primitive::<UInt32Type>().values().to_vec();
+    let cols = b
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            b.column(i).as_primitive_opt::<Float64Type>().map(|a| (f.name().clone(), a.values().to_vec()))
+        })
+        .collect();
+    (ids, cols, prio)
+}
+
+#[test]
+fn multifactor_matches_the_real_plugin() {
+    let expected = std::fs::read_to_string(fixture("expected.csv")).unwrap();
+    let mut lines = expected.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let now = std::fs::read_to_string(fixture("now")).unwrap();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mut checked = 0;
+    for setting in ["default", "no_normal_all"] {
+        let conf = fixture(setting).join("slurm.conf");
+        let owned = [
+            "--tree".to_string(),
+            fixture("tree.csv").display().to_string(),
+            "--pending".into(),
+            fixture("pending.csv").display().to_string(),
+            "--slurm-conf".into(),
+            conf.display().to_string(),
+            "--qos".into(),
+            fixture("qos.txt").display().to_string(),
+            "--now".into(),
+            now.trim().to_string(),
+        ];
+        let common: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let (ids, cols, prio) = score(&common);
+        let mut sprio_args = vec!["sprio"];
+        sprio_args.extend_from_slice(&common);
+        sprio_args.extend(["-h", "-o", "%.15i %.12Y"]);
+        let sprio = stdout_of(&fairshare(&sprio_args));
+        let sprio: HashMap<&str, &str> = sprio.lines().map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next().unwrap(), f.next().unwrap())
+        }).collect();
+        for r in rows.iter().filter(|r| r[col("setting")] == setting) {
+            let job: u64 = r[col("job_id")].parse().unwrap();
+            let i = ids.iter().position(|&j| j == job).unwrap_or_else(|| panic!("job {job} not scored"));
+            assert_eq!(prio[i].to_string(), r[col("priority")], "{setting} job {job} priority");
+            assert_eq!(sprio[job.to_string().as_str()], r[col("priority")], "{setting} job {job} sprio %Y");
+            for (ours, theirs) in [
+                ("prio_age", "age"),
+                ("prio_assoc", "assoc"),
+                ("prio_fairshare", "fairshare"),
+                ("prio_jobsize", "jobsize"),
+                ("prio_partition", "partition"),
+                ("prio_qos", "qos"),
+                ("prio_tres_cpu", "tres_cpu"),
+                ("prio_tres_mem", "tres_mem"),
+            ] {
+                assert_eq!(format!("{:.6}", cols[ours][i]), r[col(theirs)], "{setting} job {job} {theirs}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 50);
+}
+
+/// A small site for hand-computed cases: 4 nodes of 4 CPUs (C = 16, N = 4), partitions `a`
+/// (PriorityJobFactor 10, nodes 1-2, MaxTime 60) and `b` (20, nodes 3-4, MaxTime UNLIMITED).
+fn site(dir: &Path, flags: &str, extra: &str) -> PathBuf {
+    write_file(
+        dir,
+        "slurm.conf",
+        &format!(
+            "PriorityFlags={flags}\nPriorityWeightAge=1000\nPriorityWeightJobSize=1000\nPriorityWeightPartition=1000\n\
+             PriorityWeightQOS=1000\nPriorityWeightAssoc=1000\nPriorityWeightFairshare=1000\nPriorityWeightTRES=CPU=1000\n\
+             PriorityMaxAge=1-0\n{extra}\nNodeName=n[1-4] CPUs=4 RealMemory=1000\n\
+             PartitionName=a Nodes=n[1-2] PriorityJobFactor=10 MaxTime=60\nPartitionName=b Nodes=n[3-4] PriorityJobFactor=20\n"
+        ),
+    )
+}
+
+const TREE: &str = "id,parent_id,account,user,shares,usage,priority\n1,,root,,1,0,\n2,1,acct,,1,0,40\n3,2,acct,alice,1,0,\n4,2,acct,bob,1,0,10\n";
+const QOS: &str = "Name|Priority|UsageFactor\nnormal|0|1.0\nhigh|100|1.0\nlow|25|1.0\n";
+const HEAD: &str = "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n";
+
+/// Scores `jobs` (CSV rows) at now = 86400 and returns rows as (job_id, factors, priority).
+fn hand(flags: &str, extra: &str, jobs: &str) -> Vec<(u64, HashMap<String, f64>, u32)> {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = site(dir.path(), flags, extra);
+    let tree = write_file(dir.path(), "tree.csv", TREE);
+    let qos = write_file(dir.path(), "qos.txt", QOS);
+    let pending = write_file(dir.path(), "pending.csv", &format!("{HEAD}{jobs}"));
+    let (ids, cols, prio) = score(&[
+        "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf",
+        conf.to_str().unwrap(), "--qos", qos.to_str().unwrap(), "--now", "86400",
+    ]);
+    (0..ids.len()).map(|i| (ids[i], cols.iter().map(|(k, v)| (k.clone(), v[i])).collect(), prio[i])).collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+#[test]
+fn each_factor_and_flag_by_hand() {
+    // alice: accrued 43200 s ago (age 0.5), 1 node, 4 CPUs, partition a, QOS high.
+    let job = "1,alice,acct,a,high,0,43200,1,4,30,0,0,cpu=4\n";
+    let r = &hand("NO_FAIR_TREE", "", job)[0];
+    let f = &r.1;
+    assert!(close(f["prio_age"], 500.0));
+    assert!(close(f["prio_jobsize"], 250.0), "favor large: (1/4 + 4/16)/2 = 0.25");
+    assert!(close(f["prio_partition"], 500.0), "10 / max(10, 20)");
+    assert!(close(f["prio_qos"], 1000.0), "100 / max 100");
+    assert!(close(f["prio_assoc"], 1000.0), "alice inherits acct's 40, the max");
+    assert!(close(f["prio_tres_cpu"], 500.0), "4 CPUs of partition a's 8");
+    // Fair-share: classic, two users with zero usage and equal shares: F = 2^0 = 1.
+    assert!(close(f["prio_fairshare"], 1000.0));
+    assert_eq!(r.2, 4750);
+
+    // ACCRUE_ALWAYS ages from submit; without it an unset accrue time gives no age.
+    let unaccrued = "2,alice,acct,a,,0,,1,4,30,0,0,cpu=4\n";
+    assert_eq!(hand("NO_FAIR_TREE", "", unaccrued)[0].1["prio_age"], 0.0);
+    assert!(close(hand("NO_FAIR_TREE,ACCRUE_ALWAYS", "", unaccrued)[0].1["prio_age"], 1000.0));
+
+    // PriorityFavorSmall: ((4-1)/4 + (16-4)/16)/2 = 0.75.
+    assert!(close(hand("NO_FAIR_TREE", "PriorityFavorSmall=YES", job)[0].1["prio_jobsize"], 750.0));
+    // SMALL_RELATIVE_TO_TIME: max(1·16/4, 4) / 30 min / 16 CPUs; favor small: 1 − that.
+    let rel = 4.0 / 30.0 / 16.0;
+    assert!(close(hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "", job)[0].1["prio_jobsize"], rel * 1000.0));
+    assert!(close(hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "PriorityFavorSmall=YES", job)[0].1["prio_jobsize"], (1.0 - rel) * 1000.0));
+    // An empty time limit takes the partition's MaxTime (60).
+    let no_limit = "3,alice,acct,a,high,0,43200,1,4,,0,0,cpu=4\n";
+    assert!(close(hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "", no_limit)[0].1["prio_jobsize"], 4.0 / 60.0 / 16.0 * 1000.0));
+
+    // NO_NORMAL_*: raw values times the weights.
+    let raw = &hand("NO_FAIR_TREE,NO_NORMAL_ALL", "", job)[0].1;
+    assert!(close(raw["prio_partition"], 10_000.0));
+    assert!(close(raw["prio_qos"], 100_000.0));
+    assert!(close(raw["prio_assoc"], 40_000.0));
+    assert!(close(raw["prio_tres_cpu"], 4000.0));
+}
+
+#[test]
+fn multi_partition_rows_clamps_and_unknown_associations() {
+    let jobs = "10,bob,acct,\"a,b\",\"high,low\",0,86400,1,4,30,0,0,cpu=4\n\
+                11,alice,acct,b,,0,0,1,4,30,0,2147483645,cpu=4\n\
+                12,alice,acct,a,,0,0,1,4,30,2147483645,0,cpu=4\n\
+                13,carol,acct,a,,0,0,1,4,30,0,0,cpu=4\n";
+    let rows = hand("NO_FAIR_TREE", "", jobs);
+    let of = |job: u64| rows.iter().filter(|r| r.0 == job).collect::<Vec<_>>();
+    // Job 10: two partitions × two QOS = four rows, each with its own partition and QOS factor.
+    let ten = of(10);
+    assert_eq!(ten.len(), 4);
+    let mut pairs: Vec<(i64, i64)> = ten.iter().map(|r| (r.1["prio_partition"] as i64, r.1["prio_qos"] as i64)).collect();
+    pairs.sort();
+    assert_eq!(pairs, [(500, 250), (500, 1000), (1000, 250), (1000, 1000)]);
+    // bob's own association priority (10) over the max (40).
+    assert!(close(ten[0].1["prio_assoc"], 250.0));
+    // Clamps: a huge nice floors at 1; past 2^32-1 (raw TRES counts) the priority saturates.
+    // Job 11 (accrue time 0 = not yet eligible, so no age): assoc 1000 + fair-share 1000 + size 250
+    // + partition b 1000 + TRES 4/8 CPUs 500, plus the site factor.
+    assert_eq!(of(11)[0].2, 2_147_483_645 + 3750);
+    assert_eq!(of(12)[0].2, 1);
+    let huge = hand("NO_FAIR_TREE,NO_NORMAL_TRES", "", "14,alice,acct,a,,0,0,1,4,30,0,0,cpu=5000000\n");
+    assert_eq!(huge[0].2, u32::MAX);
+    // carol has no association: scored, with fair-share 0.
+    assert_eq!(of(13)[0].1["prio_fairshare"], 0.0);
+}
+
+#[test]
+fn unknown_partition_is_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = site(dir.path(), "NO_FAIR_TREE", "");
+    let tree = write_file(dir.path(), "tree.csv", TREE);
+    let pending = write_file(dir.path(), "p.csv", &format!("{HEAD}1,alice,acct,nope,,0,0,1,4,30,0,0,cpu=4\n"));
+    let out = fairshare(["sprio", "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf", conf.to_str().unwrap(), "--now", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("p.csv:2") && err.contains("partition \"nope\""), "{err}");
+}
+
+#[test]
+fn sprio_default_and_long_layouts() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = site(dir.path(), "NO_FAIR_TREE", "");
+    let tree = write_file(dir.path(), "tree.csv", TREE);
+    let qos = write_file(dir.path(), "qos.txt", QOS);
+    let pending = write_file(dir.path(), "p.csv", &format!("{HEAD}7,alice,acct,a,high,0,43200,1,4,30,0,0,cpu=4\n"));
+    let base = ["sprio", "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf", conf.to_str().unwrap(), "--qos", qos.to_str().unwrap(), "--now", "86400"];
+    let default = stdout_of(&fairshare(base));
+    assert_eq!(
+        default,
+        "          JOBID PARTITION   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION        QOS                 TRES\n\
+         \x20             7 a               4750          0        500       1000       1000        250        500       1000              cpu=500\n"
+    );
+    let mut long = base.to_vec();
+    long.push("-l");
+    let l = stdout_of(&fairshare(&long));
+    assert!(l.starts_with("          JOBID PARTITION     USER  ACCOUNT   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION    QOSNAME        QOS        NICE                 TRES\n"), "{l}");
+    let mut weights = base.to_vec();
+    weights.push("-w");
+    assert!(stdout_of(&fairshare(&weights)).lines().nth(1).unwrap().starts_with("        Weights"));
+}
+
+#[test]
+fn flux_priority_orders_the_queue_like_t1002() {
+    // small_no_tie; uid 50xy = leaf.x.y; fs from flux's walk; priority = round(100000 · fs).
+    let tree = "0,root,%^+_nouser,1000,133\n1,account1,%^+_nouser,1000,121\n2,account1,leaf.1.1,10000,100\n\
+                2,account1,leaf.1.2,1000,11\n2,account1,leaf.1.3,100000,10\n1,account2,%^+_nouser,100,11\n\
+                2,account2,leaf.2.1,100000,8\n2,account2,leaf.2.2,10000,3\n1,account3,%^+_nouser,10,1\n\
+                2,account3,leaf.3.1,100,0\n2,account3,leaf.3.2,10,1\n";
+    let dir = tempfile::tempdir().unwrap();
+    let t = write_file(dir.path(), "t.csv", tree);
+    let mut jobs = String::from(HEAD);
+    for (x, y) in [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (3, 1), (3, 2)] {
+        jobs.push_str(&format!("50{x}{y},leaf.{x}.{y},account{x},default,,0,0,1,1,,0,0,\n"));
+    }
+    let p = write_file(dir.path(), "p.csv", &jobs);
+    let out = stdout_of(&fairshare(["sprio", "--priority", "flux", "--tree", t.to_str().unwrap(), "--pending", p.to_str().unwrap(), "-h", "-o", "%i %Y", "--sort=-Y"]));
+    let order: Vec<&str> = out.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(order, ["5031", "5032", "5021", "5022", "5013", "5011", "5012"]);
+    assert!(out.lines().next().unwrap().ends_with(" 100000"));
+    assert!(out.contains("5032 85714"), "{out}");
+}
