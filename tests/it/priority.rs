@@ -257,3 +257,27 @@ fn flux_priority_orders_the_queue_like_t1002() {
     assert!(out.lines().next().unwrap().ends_with(" 100000"));
     assert!(out.contains("5032 85714"), "{out}");
 }
+
+#[test]
+fn squeue_json_is_a_pending_queue() {
+    // Newer squeue --json wraps numbers as {"set", "infinite", "number"}; older ones are plain.
+    let json = r#"{"jobs": [
+        {"job_id": 7, "user_name": "alice", "account": "acct", "partition": "a", "qos": "high",
+         "job_state": ["PENDING"], "submit_time": {"set": true, "infinite": false, "number": 0},
+         "accrue_time": {"set": true, "infinite": false, "number": 43200}, "node_count": {"set": true, "number": 1},
+         "cpus": {"set": true, "number": 4}, "time_limit": {"set": true, "infinite": false, "number": 30},
+         "nice": 0, "tres_req_str": "cpu=4,mem=1000M,node=1"},
+        {"job_id": 8, "user_name": "bob", "account": "acct", "partition": "a", "qos": "",
+         "job_state": "RUNNING", "submit_time": 0, "tres_req_str": "cpu=1"}
+    ]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = site(dir.path(), "NO_FAIR_TREE", "");
+    let tree = write_file(dir.path(), "tree.csv", TREE);
+    let qos = write_file(dir.path(), "qos.txt", QOS);
+    let pending = write_file(dir.path(), "squeue.json", json);
+    let out = stdout_of(&fairshare([
+        "sprio", "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf",
+        conf.to_str().unwrap(), "--qos", qos.to_str().unwrap(), "--now", "86400", "-h", "-o", "%i %Y",
+    ]));
+    assert_eq!(out, "7 4750\n", "the running job is not listed; job 7 scores as its CSV twin");
+}
