@@ -1,1 +1,156 @@
-fn main(){}
+//! Benchmarks of the fair-share engine on generated, site-shaped trees.
+//!
+//! | group | what is timed | sizes (associations) |
+//! |---|---|---|
+//! | `fair_tree`, `classic`, `flux` | one pass, [`compute`] on a built [`AssocTree`] | 10^3, 10^4, 10^5, 10^6 |
+//! | `build` | [`AssocTree::build`] from generated records (cloning them is not timed) | 10^5, 10^6 |
+//! | `parquet_roundtrip` | tree Parquet in → Fair Tree → results Parquet out, as `fairshare compute` does | 10^5, 10^6 |
+//!
+//! With `FAIRSHARE_BENCH_10M=1` the pass and Parquet groups also run 10^7 associations (several GB of
+//! memory, minutes per benchmark).
+//!
+//! Trees come from [`data_gen::generate_tree`] with seed 42, generated (and, for the Parquet group,
+//! written to a temporary directory) once per size and only when a selected benchmark needs them,
+//! never inside the timed loop. flux-accounting has no `FairShare=parent`, so `flux` runs on trees
+//! generated without it. Throughput is reported in associations per second.
+//!
+//! ```text
+//! cargo bench --bench fairshare -- fair_tree              # one group
+//! cargo bench --bench fairshare -- 'fair_tree/1000000' --sample-size 10
+//! cargo bench --bench fairshare -- --quick                # short runs of everything
+//! FAIRSHARE_BENCH_10M=1 cargo bench --bench fairshare -- '/10000000'
+//! ```
+//!
+//! The end-to-end figure at 10^7 (process start, Parquet in, Fair Tree, results Parquet out, wall
+//! time and peak memory) comes from the release binaries rather than from criterion:
+//!
+//! ```text
+//! cargo build --release --workspace
+//! target/release/data-gen tree --associations 10000000 --format parquet --out /tmp/t10m.parquet
+//! /usr/bin/time -v target/release/fairshare compute --tree /tmp/t10m.parquet --out /tmp/out.parquet
+//! ```
+//!
+//! (`Elapsed (wall clock) time` and `Maximum resident set size` in the report; `/usr/bin/time` is
+//! GNU time, `apt-get install time`.)
+
+use std::cell::LazyCell;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use data_gen::{TreeSpec, generate_tree};
+use fairshare::fairshare::{Algorithm, Params, compute};
+use fairshare::io::{TreeFormat, parquet_tree, read_tree};
+use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+use fairshare::tree::AssocTree;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Seed of every generated tree.
+const SEED: u64 = 42;
+
+/// The pass groups and the algorithm each measures.
+const PASSES: [(&str, Algorithm); 3] =
+    [("fair_tree", Algorithm::FairTree), ("classic", Algorithm::Classic), ("flux", Algorithm::Flux)];
+
+/// `sizes`, plus 10^7 when `FAIRSHARE_BENCH_10M=1`.
+fn with_10m(mut sizes: Vec<usize>) -> Vec<usize> {
+    if std::env::var_os("FAIRSHARE_BENCH_10M").is_some_and(|v| v == "1") {
+        sizes.push(10_000_000);
+    }
+    sizes
+}
+
+/// Throughput and sampling for the next benchmark of `group`: the default 100 samples over 5 s
+/// below 10^6 associations, 10 longer samples from there on.
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
+    let (samples, seconds) = match n {
+        ..1_000_000 => (100, 5),
+        1_000_000..10_000_000 => (10, 20),
+        10_000_000.. => (10, 120),
+    };
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(samples).measurement_time(Duration::from_secs(seconds));
+}
+
+/// The generated tree of `n` associations that `algorithm` accepts.
+fn spec(n: usize, algorithm: Algorithm) -> TreeSpec {
+    let spec = TreeSpec::new(n, SEED);
+    match algorithm {
+        Algorithm::Flux => TreeSpec { parent_share_fraction: 0.0, ..spec },
+        Algorithm::FairTree | Algorithm::Classic => spec,
+    }
+}
+
+fn build_tree(spec: &TreeSpec) -> AssocTree {
+    AssocTree::build(generate_tree(spec)).expect("generated trees are valid")
+}
+
+/// `fair_tree`, `classic`, `flux`: one pass over a built tree.
+fn passes(c: &mut Criterion) {
+    for (name, algorithm) in PASSES {
+        let mut group = c.benchmark_group(name);
+        let params = Params::new(algorithm);
+        for n in with_10m(vec![1_000, 10_000, 100_000, 1_000_000]) {
+            configure(&mut group, n);
+            let tree = LazyCell::new(|| build_tree(&spec(n, algorithm)));
+            group.bench_function(BenchmarkId::from_parameter(n), |b| {
+                let tree = &*tree;
+                b.iter(|| compute(black_box(tree), black_box(&params)).expect("the pass accepts the tree"));
+            });
+        }
+        group.finish();
+    }
+}
+
+/// `build`: validation and breadth-first layout of generated records.
+fn build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("build");
+    for n in [100_000, 1_000_000] {
+        configure(&mut group, n);
+        let input = LazyCell::new(|| generate_tree(&TreeSpec::new(n, SEED)));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            let input = &*input;
+            b.iter_batched(
+                || input.clone(),
+                |input| AssocTree::build(black_box(input)).expect("generated trees are valid"),
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    group.finish();
+}
+
+/// `parquet_roundtrip`: what `fairshare compute --tree in.parquet --out out.parquet` does.
+fn parquet_roundtrip(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut group = c.benchmark_group("parquet_roundtrip");
+    let params = Params::new(Algorithm::FairTree);
+    for n in with_10m(vec![100_000, 1_000_000]) {
+        configure(&mut group, n);
+        let tree_file = dir.path().join(format!("tree-{n}.parquet"));
+        let out_file = dir.path().join(format!("out-{n}.parquet"));
+        let written = LazyCell::new(|| {
+            parquet_tree::write(&tree_file, &generate_tree(&TreeSpec::new(n, SEED)).records).expect("tree written")
+        });
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            LazyCell::force(&written);
+            b.iter(|| roundtrip(&tree_file, &out_file, &params));
+        });
+    }
+    group.finish();
+}
+
+/// Reads the tree in `tree_file`, runs `params` and writes the association results to `out_file`.
+fn roundtrip(tree_file: &Path, out_file: &Path, params: &Params) {
+    let tree = read_tree(tree_file, Some(TreeFormat::Parquet)).expect("tree read");
+    let result = compute(&tree, params).expect("the pass accepts the tree");
+    let source = tree_file.display().to_string();
+    write_parquet(out_file, &association_batch(&tree, &result), metadata(&result, &source)).expect("results written");
+}
+
+criterion_group!(benches, passes, build, parquet_roundtrip);
+criterion_main!(benches);

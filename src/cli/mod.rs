@@ -8,20 +8,20 @@ use std::path::{Path, PathBuf};
 pub use args::Cli;
 use args::{AlgoArg, Command, PendingFormatArg, PriorityArg, QueueArgs, RunArgs, SshareArgs, TreeArgs, TreeFormatArg};
 use clap::Parser;
+use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::{TreeFormat, default_tree, read_tree};
-use fairshare::output::atomic::AtomicFile;
-use fairshare::output::parquet::{association_batch, metadata, write_parquet};
-use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
-use fairshare::config::SlurmConf;
 use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
+use fairshare::output::atomic::AtomicFile;
 use fairshare::output::parquet::jobs_batch;
+use fairshare::output::parquet::{association_batch, metadata, write_parquet};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
+use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::priority::flux::score_flux;
 use fairshare::priority::{Scores, SlurmPriority, Weights};
 use fairshare::tree::AssocTree;
-use parquet::file::metadata::KeyValue;
 use fairshare::{Error, Result};
+use parquet::file::metadata::KeyValue;
 
 /// Resolved tree input and algorithm parameters.
 struct TreeSettings {
@@ -147,7 +147,10 @@ pub fn run(cli: Cli) -> Result<()> {
             let queue = Queue::load(&a.tree, &a.queue)?;
             let batch = jobs_batch(&queue.scores, &queue.jobs, &queue.weights)?;
             let meta = vec![
-                KeyValue::new("fairshare.schema_version".into(), fairshare::output::parquet::SCHEMA_VERSION.to_string()),
+                KeyValue::new(
+                    "fairshare.schema_version".into(),
+                    fairshare::output::parquet::SCHEMA_VERSION.to_string(),
+                ),
                 KeyValue::new("fairshare.priority".into(), queue.formula.to_string()),
                 KeyValue::new("fairshare.algorithm".into(), queue.algorithm.name().to_string()),
                 KeyValue::new("fairshare.now".into(), queue.now.to_string()),
@@ -172,7 +175,9 @@ impl Queue {
     fn load(tree_args: &TreeArgs, a: &QueueArgs) -> Result<Self> {
         let now = match &a.now {
             Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
-            None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
+            None => {
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+            }
         };
         let pending_format = a.pending_format.map(|f| match f {
             PendingFormatArg::Csv => PendingFormat::Csv,
@@ -181,7 +186,8 @@ impl Queue {
         });
         match a.priority {
             PriorityArg::Slurm => {
-                let conf_path = a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
+                let conf_path =
+                    a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
                 let conf = fairshare::config::slurm_conf::read(conf_path)?;
                 let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
                 let settings = TreeSettings::resolve(tree_args, Some(&conf));
@@ -190,8 +196,17 @@ impl Queue {
                 let jobs = PendingJobs::read(&a.pending, pending_format, &prio.weights.tres_keys())?;
                 let (scores, unknown) = prio.score(&jobs, &tree, &fs)?;
                 report_unknown(&jobs, &unknown);
-                let tres_weight_text = prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
-                Ok(Queue { weights: prio.weights.clone(), jobs, scores, tres_weight_text, formula: "slurm", algorithm: settings.params.algorithm, now })
+                let tres_weight_text =
+                    prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
+                Ok(Queue {
+                    weights: prio.weights.clone(),
+                    jobs,
+                    scores,
+                    tres_weight_text,
+                    formula: "slurm",
+                    algorithm: settings.params.algorithm,
+                    now,
+                })
             }
             PriorityArg::Flux => {
                 let mut settings = TreeSettings::resolve(tree_args, None);
@@ -199,7 +214,9 @@ impl Queue {
                 let (tree, fs) = settings.load()?;
                 let tables = match (&settings.path, settings.format) {
                     (Some(p), Some(TreeFormat::FluxDb)) => fairshare::io::flux_db::read_priority_tables(p)?,
-                    (Some(p), None) if TreeFormat::detect(p)? == TreeFormat::FluxDb => fairshare::io::flux_db::read_priority_tables(p)?,
+                    (Some(p), None) if TreeFormat::detect(p)? == TreeFormat::FluxDb => {
+                        fairshare::io::flux_db::read_priority_tables(p)?
+                    }
                     _ => Default::default(),
                 };
                 let jobs = PendingJobs::read(&a.pending, pending_format, &[])?;
@@ -214,7 +231,15 @@ impl Queue {
                     qos: tables.weights.queue.into(),
                     tres: Vec::new(),
                 };
-                Ok(Queue { jobs, weights, scores, tres_weight_text: String::new(), formula: "flux", algorithm: Algorithm::Flux, now })
+                Ok(Queue {
+                    jobs,
+                    weights,
+                    scores,
+                    tres_weight_text: String::new(),
+                    formula: "flux",
+                    algorithm: Algorithm::Flux,
+                    now,
+                })
             }
         }
     }
@@ -259,7 +284,11 @@ fn run_main(a: &RunArgs) -> Result<()> {
         }
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            write_parquet(&dir.join("associations.parquet"), &association_batch(&tree, &result), metadata(&result, &settings.source()))?;
+            write_parquet(
+                &dir.join("associations.parquet"),
+                &association_batch(&tree, &result),
+                metadata(&result, &settings.source()),
+            )?;
             let mut text = AtomicFile::create(&dir.join("sshare.txt"))?;
             write_sshare(&mut text, &tree, &result, &opts)?;
             text.commit()

@@ -204,15 +204,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
             *v = f64::NAN;
         }
     }
-    FairShare {
-        params,
-        norm_shares,
-        norm_usage: norm_usage(tree),
-        effective_usage,
-        level_fs,
-        rank,
-        fs_factor,
-    }
+    FairShare { params, norm_shares, norm_usage: norm_usage(tree), effective_usage, level_fs, rank, fs_factor }
 }
 
 /// Sorts one group (`group`, lineage order) into `out` and fills its tie flags.
@@ -240,7 +232,8 @@ fn sort_group(
     keys.sort_unstable();
     let row_of = |k: u128| group[(k as u32) as usize] as usize;
     let value_of = |k: u128| level_fs[row_of(k)];
-    let near = |a: f64, b: f64| a == b || (a.is_finite() && b.is_finite() && a.to_bits().abs_diff(b.to_bits()) <= near_ulps);
+    let near =
+        |a: f64, b: f64| a == b || (a.is_finite() && b.is_finite() && a.to_bits().abs_diff(b.to_bits()) <= near_ulps);
 
     tied.fill(false);
     let m = keys.len();
@@ -259,7 +252,9 @@ fn sort_group(
             let mut order: Vec<(u128, u128)> = exact;
             // x87 value descending, users first, lineage index.
             order.sort_unstable_by(|a, b| {
-                b.0.cmp(&a.0).then(((a.1 >> 32) as u32).cmp(&((b.1 >> 32) as u32))).then((a.1 as u32).cmp(&(b.1 as u32)))
+                b.0.cmp(&a.0)
+                    .then(((a.1 >> 32) as u32).cmp(&((b.1 >> 32) as u32)))
+                    .then((a.1 as u32).cmp(&(b.1 as u32)))
             });
             for (j, (xk, k)) in order.iter().enumerate() {
                 run[j] = *k;

@@ -49,7 +49,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         } else {
             kids.fold(0u64, |acc, c| (acc as f64 + usage[c]) as u64) as f64
         };
-            (s, u)
+        (s, u)
     });
 
     let mut weight = vec![0.0f64; n];
@@ -89,7 +89,8 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     }
 
     let n_users = tree.user_count();
-    let mut walk = Walk { tree, sorted: &sorted, weight: &weight, users: &users, rank: n_users, stride: 0, ranks: vec![0; n] };
+    let mut walk =
+        Walk { tree, sorted: &sorted, weight: &weight, users: &users, rank: n_users, stride: 0, ranks: vec![0; n] };
     if n_users > 0 {
         walk.visit(&sorted[tree.children(0)]);
     }
@@ -98,9 +99,12 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     par_fill(&mut fs_factor, |i| if users[i] { ranks[i] as f64 / n_users as f64 } else { f64::NAN });
 
     let mut norm_shares = vec![0.0; n];
-    par_fill(&mut norm_shares, |c| {
-        if c == 0 { f64::NAN } else { shares[c] as f64 / sums[parents[c] as usize].0 as f64 }
-    });
+    par_fill(
+        &mut norm_shares,
+        |c| {
+            if c == 0 { f64::NAN } else { shares[c] as f64 / sums[parents[c] as usize].0 as f64 }
+        },
+    );
     let mut effective_usage = vec![0.0; n];
     par_fill(&mut effective_usage, |c| {
         if c == 0 {
@@ -109,7 +113,19 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         let u = sums[parents[c] as usize].1;
         if u == 0.0 { 0.0 } else { usage[c] / u }
     });
-    let level_fs = weight.iter().enumerate().map(|(i, &w)| if i == 0 { f64::NAN } else if w == MAX_WEIGHT { f64::INFINITY } else { w }).collect();
+    let level_fs = weight
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            if i == 0 {
+                f64::NAN
+            } else if w == MAX_WEIGHT {
+                f64::INFINITY
+            } else {
+                w
+            }
+        })
+        .collect();
     Ok(FairShare {
         params,
         norm_shares,

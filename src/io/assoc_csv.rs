@@ -21,7 +21,11 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
     let col: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.trim(), i)).collect();
     let need = |name: &str| {
         col.get(name).copied().ok_or_else(|| {
-            Error::input(path, 1, format!("missing column {name:?}: the header must have id,parent_id,account,user,shares,usage"))
+            Error::input(
+                path,
+                1,
+                format!("missing column {name:?}: the header must have id,parent_id,account,user,shares,usage"),
+            )
         })
     };
     let (c_id, c_parent, c_account, c_user, c_shares, c_usage) =
@@ -37,7 +41,10 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         if f.len() != names.len() {
             return Err(err(format!("expected {} fields, found {}", names.len(), f.len())));
         }
-        let id = f[c_id].trim().parse::<u64>().map_err(|_| err(format!("id {:?} is not a non-negative integer", f[c_id])))?;
+        let id = f[c_id]
+            .trim()
+            .parse::<u64>()
+            .map_err(|_| err(format!("id {:?} is not a non-negative integer", f[c_id])))?;
         let parent_id = match f[c_parent].trim() {
             "" => None,
             p => Some(p.parse::<u64>().map_err(|_| err(format!("parent_id {p:?} is not a non-negative integer")))?),
@@ -49,7 +56,9 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         }
         let priority = match text_opt(c_priority) {
             None => None,
-            Some(p) => Some(p.parse::<u32>().map_err(|_| err(format!("priority {p:?} is not a 32-bit unsigned integer")))?),
+            Some(p) => {
+                Some(p.parse::<u32>().map_err(|_| err(format!("priority {p:?} is not a 32-bit unsigned integer")))?)
+            }
         };
         records.push(AssocRecord {
             id,
@@ -63,5 +72,10 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             line: line_no,
         });
     }
-    Ok(TreeInput { source: path.to_path_buf(), records, sibling_order: SiblingOrder::Lineage, account_usage: AccountUsage::SumOfUsers })
+    Ok(TreeInput {
+        source: path.to_path_buf(),
+        records,
+        sibling_order: SiblingOrder::Lineage,
+        account_usage: AccountUsage::SumOfUsers,
+    })
 }

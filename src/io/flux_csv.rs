@@ -30,13 +30,17 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         if f.len() != 5 {
             return Err(err(format!("expected 5 fields level,bank,user,shares,usage, found {}", f.len())));
         }
-        let level = f[0].trim().parse::<usize>().map_err(|_| err(format!("level {:?} is not a non-negative integer", f[0])))?;
+        let level =
+            f[0].trim().parse::<usize>().map_err(|_| err(format!("level {:?} is not a non-negative integer", f[0])))?;
         let bank = f[1].trim().to_string();
         let is_bank = f[2].trim() == NO_USER;
-        let shares = f[3].trim().parse::<u64>().map_err(|_| err(format!("shares {:?} is not a non-negative integer", f[3])))?;
+        let shares =
+            f[3].trim().parse::<u64>().map_err(|_| err(format!("shares {:?} is not a non-negative integer", f[3])))?;
         let usage = parse_usage(&f[4]).map_err(err)?;
         if level > open.len() || (level == 0 && (!records.is_empty() || !is_bank)) || (level > 0 && open.is_empty()) {
-            return Err(err(format!("level {level} does not follow the levels above it (a single root bank at level 0 comes first)")));
+            return Err(err(format!(
+                "level {level} does not follow the levels above it (a single root bank at level 0 comes first)"
+            )));
         }
         let parent = level.checked_sub(1).map(|l| open[l].clone());
         if let (false, Some((_, pname))) = (is_bank, &parent)
@@ -61,5 +65,10 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             open.push((id, bank));
         }
     }
-    Ok(TreeInput { source: path.to_path_buf(), records, sibling_order: SiblingOrder::Input, account_usage: AccountUsage::Given })
+    Ok(TreeInput {
+        source: path.to_path_buf(),
+        records,
+        sibling_order: SiblingOrder::Input,
+        account_usage: AccountUsage::Given,
+    })
 }

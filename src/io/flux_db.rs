@@ -20,11 +20,14 @@ use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 /// or has a negative share count.
 pub fn read(path: &Path) -> Result<TreeInput> {
     let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(db_err)?;
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(db_err)?;
     let root: String = conn
         .query_row("SELECT bank FROM bank_table WHERE parent_bank='' LIMIT 1", [], |r| r.get(0))
         .map_err(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => Error::input(path, None, "no root bank: no bank_table row has parent_bank=''"),
+            rusqlite::Error::QueryReturnedNoRows => {
+                Error::input(path, None, "no root bank: no bank_table row has parent_bank=''")
+            }
             e => db_err(e),
         })?;
     let mut shares_q = conn.prepare("SELECT shares FROM bank_table WHERE bank=?1").map_err(db_err)?;
@@ -72,10 +75,18 @@ pub fn read(path: &Path) -> Result<TreeInput> {
                     continue;
                 }
                 let shares = u64::try_from(shares).map_err(|_| {
-                    Error::input(path, None, format!("association_table: {user} in {bank} has negative shares {shares}"))
+                    Error::input(
+                        path,
+                        None,
+                        format!("association_table: {user} in {bank} has negative shares {shares}"),
+                    )
                 })?;
                 if !usage.is_finite() || usage < 0.0 {
-                    return Err(Error::input(path, None, format!("association_table: {user} in {bank} has job_usage {usage}")));
+                    return Err(Error::input(
+                        path,
+                        None,
+                        format!("association_table: {user} in {bank} has job_usage {usage}"),
+                    ));
                 }
                 records.push(AssocRecord {
                     id: next_id,
@@ -95,7 +106,12 @@ pub fn read(path: &Path) -> Result<TreeInput> {
             stack.extend(subs.into_iter().rev().filter(|(_, active)| *active).map(|(b, _)| (b, Some(id))));
         }
     }
-    Ok(TreeInput { source: path.to_path_buf(), records, sibling_order: SiblingOrder::Input, account_usage: AccountUsage::SumOfUsers })
+    Ok(TreeInput {
+        source: path.to_path_buf(),
+        records,
+        sibling_order: SiblingOrder::Input,
+        account_usage: AccountUsage::SumOfUsers,
+    })
 }
 
 /// The tables flux-accounting's priority plugin reads besides the fair-share values.
@@ -116,7 +132,8 @@ pub struct FluxPriorityTables {
 /// The file is not a readable SQLite database.
 pub fn read_priority_tables(path: &Path) -> Result<FluxPriorityTables> {
     let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(db_err)?;
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(db_err)?;
     let mut tables = FluxPriorityTables::default();
     // A missing table is an older schema, not an error.
     let rows = |sql: &str| -> Vec<(String, f64)> {

@@ -31,7 +31,8 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             .copied()
             .ok_or_else(|| Error::input(path, hi as u64 + 1, format!("missing column {name:?} in the sshare header")))
     };
-    let (c_account, c_user, c_shares, c_usage) = (need("Account")?, need("User")?, need("RawShares")?, need("RawUsage")?);
+    let (c_account, c_user, c_shares, c_usage) =
+        (need("Account")?, need("User")?, need("RawShares")?, need("RawUsage")?);
     let c_partition = col.get("Partition").copied();
     let width = [c_account, c_user, c_shares, c_usage].into_iter().max().unwrap_or(0) + 1;
 
@@ -57,14 +58,20 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             0 if records.is_empty() && user.is_none() => None,
             0 => return Err(err("a second row at depth 0: only the root has no indentation".into())),
             d if d <= open.len() => Some(open[d - 1].clone()),
-            d => return Err(err(format!("indentation of {d} spaces skips a level (the row above is at depth {})", open.len().saturating_sub(1)))),
+            d => {
+                return Err(err(format!(
+                    "indentation of {d} spaces skips a level (the row above is at depth {})",
+                    open.len().saturating_sub(1)
+                )));
+            }
         };
         let shares = match f[c_shares].trim() {
             "" if parent.is_none() => Shares::Value(0),
             "" => return Err(err("empty RawShares on a non-root row".into())),
             s => parse_shares(s).map_err(err)?,
         };
-        let partition = c_partition.and_then(|c| f.get(c)).map(|p| p.trim()).filter(|p| !p.is_empty()).map(str::to_string);
+        let partition =
+            c_partition.and_then(|c| f.get(c)).map(|p| p.trim()).filter(|p| !p.is_empty()).map(str::to_string);
         let id = line_no;
         if user.is_none() {
             open.truncate(depth);
@@ -82,5 +89,10 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             line: line_no,
         });
     }
-    Ok(TreeInput { source: path.to_path_buf(), records, sibling_order: SiblingOrder::Lineage, account_usage: AccountUsage::SumOfUsers })
+    Ok(TreeInput {
+        source: path.to_path_buf(),
+        records,
+        sibling_order: SiblingOrder::Lineage,
+        account_usage: AccountUsage::SumOfUsers,
+    })
 }

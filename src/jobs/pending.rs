@@ -227,7 +227,8 @@ impl PendingJobs {
             let mut fields = recycle(std::mem::take(&mut buffer));
             split_fields(text, &mut fields).map_err(err)?;
             let Some(cols) = &header else {
-                let names: Vec<String> = fields.iter().map(|f| f.trim().trim_start_matches('\u{feff}').to_string()).collect();
+                let names: Vec<String> =
+                    fields.iter().map(|f| f.trim().trim_start_matches('\u{feff}').to_string()).collect();
                 header = Some(Columns::resolve(&names).map_err(|m| err(&m))?);
                 continue;
             };
@@ -301,7 +302,8 @@ impl PendingJobs {
             }
             let int = |key: &str| job.get(key).and_then(json_number);
             let string = |key: &str| job.get(key).map(json_text).unwrap_or_default();
-            let (user, account, partition, qos) = (string("user_name"), string("account"), string("partition"), string("qos"));
+            let (user, account, partition, qos) =
+                (string("user_name"), string("account"), string("partition"), string("qos"));
             let tres = string("tres_req_str");
             let submit = int("submit_time").ok_or_else(|| err("no submit_time".into()))?;
             let accrue = int("accrue_time").filter(|&t| t > 0);
@@ -416,7 +418,11 @@ impl Columns {
         let int = |i: usize, what: &str, default: i64, range: std::ops::RangeInclusive<i64>| -> Result<i64, String> {
             match get(i) {
                 "" => Ok(default),
-                t => t.parse::<i64>().ok().filter(|v| range.contains(v)).ok_or_else(|| format!("{what} {t:?} is not an integer in {range:?}")),
+                t => t
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|v| range.contains(v))
+                    .ok_or_else(|| format!("{what} {t:?} is not an integer in {range:?}")),
             }
         };
         let time_limit = match get(self.time_limit) {
@@ -426,7 +432,9 @@ impl Columns {
                 TimeLimit::Minutes(m) => m,
             },
         };
-        let job_id = get(self.job_id).parse::<u64>().map_err(|_| format!("job_id {:?} is not a non-negative integer", get(self.job_id)))?;
+        let job_id = get(self.job_id)
+            .parse::<u64>()
+            .map_err(|_| format!("job_id {:?} is not a non-negative integer", get(self.job_id)))?;
         let accrue = match get(self.accrue) {
             "" | "0" | "Unknown" | "None" => None,
             t => Some(parse_timestamp(t).map_err(|m| format!("accrue_time: {m}"))?),

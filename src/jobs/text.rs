@@ -66,7 +66,13 @@ pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     }
     let bad = || format!("time {t:?} is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS");
     let b = t.as_bytes();
-    if b.len() != 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() != 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return Err(bad());
     }
     let num = |r: std::ops::Range<usize>| t[r].parse::<i64>().map_err(|_| bad());

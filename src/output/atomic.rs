@@ -24,7 +24,8 @@ impl AtomicFile {
     /// The directory does not exist or is not writable.
     pub fn create(target: &Path) -> Result<Self> {
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a file name", target.display())))?;
+        let name =
+            target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a file name", target.display())))?;
         let temp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
         let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
         Ok(AtomicFile { target: target.to_path_buf(), temp, file: Some(BufWriter::new(file)) })

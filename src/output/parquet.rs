@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt32Array,
+    UInt64Array,
 };
 use arrow::datatypes::UInt32Type;
 use arrow::datatypes::{Field, Schema};
@@ -51,14 +52,30 @@ pub fn association_batch(tree: &AssocTree, fs: &FairShare) -> RecordBatch {
         ("priority", col("priority")),
     ];
     let schema = Schema::new(
-        columns.iter().map(|(name, a)| Field::new(*name, a.data_type().clone(), a.null_count() > 0 || nullable(name))).collect::<Vec<_>>(),
+        columns
+            .iter()
+            .map(|(name, a)| Field::new(*name, a.data_type().clone(), a.null_count() > 0 || nullable(name)))
+            .collect::<Vec<_>>(),
     );
-    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect()).expect("columns match their schema")
+    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())
+        .expect("columns match their schema")
 }
 
 /// Columns that may hold nulls in some file, so the schema does not depend on the data.
 fn nullable(name: &str) -> bool {
-    matches!(name, "parent_id" | "user" | "partition" | "norm_shares" | "norm_usage" | "effective_usage" | "level_fs" | "rank" | "fs_factor" | "priority")
+    matches!(
+        name,
+        "parent_id"
+            | "user"
+            | "partition"
+            | "norm_shares"
+            | "norm_usage"
+            | "effective_usage"
+            | "level_fs"
+            | "rank"
+            | "fs_factor"
+            | "priority"
+    )
 }
 
 /// The metadata recorded with every association file.
@@ -105,7 +122,8 @@ pub fn jobs_batch(scores: &Scores, jobs: &PendingJobs, weights: &Weights) -> Res
     let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
         let values = StringArray::from_iter_values((0..jobs.names.len() as u32).map(|i| jobs.names.name(i)));
         let keys = UInt32Array::from_iter(ids.into_iter().map(|k| (k != NONE).then_some(k)));
-        let a = DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).map_err(|e| Error::format("<jobs>", e))?;
+        let a =
+            DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).map_err(|e| Error::format("<jobs>", e))?;
         Ok(Arc::new(a))
     };
     let per_row = |f: &dyn Fn(usize) -> u32| -> Vec<u32> { scores.job.iter().map(|&j| f(j as usize)).collect() };
@@ -124,14 +142,21 @@ pub fn jobs_batch(scores: &Scores, jobs: &PendingJobs, weights: &Weights) -> Res
         ("prio_jobsize".into(), f64s(&scores.job_size)),
         ("prio_partition".into(), f64s(&scores.partition_factor)),
         ("prio_qos".into(), f64s(&scores.qos_factor)),
-        ("site_factor".into(), Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.site_factor[j as usize])))),
+        (
+            "site_factor".into(),
+            Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.site_factor[j as usize]))),
+        ),
         ("nice".into(), Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.nice[j as usize])))),
     ];
     for ((tres, _), col) in weights.tres.iter().zip(&scores.tres) {
         columns.push((format!("prio_tres_{}", tres.to_string().replace('/', "_")), f64s(col)));
     }
     let schema = Schema::new(
-        columns.iter().map(|(n, a)| Field::new(n, a.data_type().clone(), matches!(n.as_str(), "qos"))).collect::<Vec<_>>(),
+        columns
+            .iter()
+            .map(|(n, a)| Field::new(n, a.data_type().clone(), matches!(n.as_str(), "qos")))
+            .collect::<Vec<_>>(),
     );
-    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect()).map_err(|e| Error::format("<jobs>", e))
+    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())
+        .map_err(|e| Error::format("<jobs>", e))
 }

@@ -66,7 +66,9 @@ impl Format {
     pub fn default_for(weights: &Weights, long: bool, normalized: bool, show_user: bool) -> Self {
         let text = match (long, normalized) {
             (true, true) => "%.15i %9r %.8u %.8o %10y %10a %10b %10f %10j %10p %10n %10q %20t".to_string(),
-            (true, false) => "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T".to_string(),
+            (true, false) => {
+                "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T".to_string()
+            }
             (false, _) => {
                 let mut f = String::from("%.15i %9r");
                 if show_user {
@@ -176,7 +178,13 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights) -> 
         'r' => jobs.names.name(s.partition[r]).to_string(),
         'u' => jobs.names.name(jobs.user[j]).to_string(),
         'o' => jobs.names.name(jobs.account[j]).to_string(),
-        'n' => if s.qos[r] == NONE { String::new() } else { jobs.names.name(s.qos[r]).to_string() },
+        'n' => {
+            if s.qos[r] == NONE {
+                String::new()
+            } else {
+                jobs.names.name(s.qos[r]).to_string()
+            }
+        }
         'c' => String::new(),
         'Y' => format!("{}", s.sprio_sum[r] as i64),
         'y' => format!("{:16.14}", s.sprio_sum[r] / f64::from(u32::MAX)),
@@ -199,9 +207,11 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights) -> 
             .iter()
             .zip(&s.tres)
             .filter(|(_, col)| col[r] != 0.0)
-            .map(|((t, weight), col)| {
-                if letter == 'T' { format!("{t}={:.0}", col[r]) } else { format!("{t}={:.2}", col[r] / weight) }
-            })
+            .map(
+                |((t, weight), col)| {
+                    if letter == 'T' { format!("{t}={:.0}", col[r]) } else { format!("{t}={:.2}", col[r] / weight) }
+                },
+            )
             .collect::<Vec<_>>()
             .join(","),
         _ => String::new(),
@@ -280,17 +290,19 @@ pub fn write_sprio(
             let j = scores.job[r] as usize;
             (opts.jobs.is_empty() || opts.jobs.contains(&jobs.job_id[j]))
                 && (opts.users.is_empty() || opts.users.iter().any(|u| u == jobs.names.name(jobs.user[j])))
-                && (opts.partitions.is_empty() || opts.partitions.iter().any(|p| p == jobs.names.name(scores.partition[r])))
+                && (opts.partitions.is_empty()
+                    || opts.partitions.iter().any(|p| p == jobs.names.name(scores.partition[r])))
         })
         .collect();
     let keys = parse_sort(opts.sort.as_deref().unwrap_or("i"))?;
     rows.sort_by(|&a, &b| {
-        keys.iter().map(|&(c, desc)| {
-            let o = compare(c, a, b, scores, jobs);
-            if desc { o.reverse() } else { o }
-        })
-        .find(|o| o.is_ne())
-        .unwrap_or(Ordering::Equal)
+        keys.iter()
+            .map(|&(c, desc)| {
+                let o = compare(c, a, b, scores, jobs);
+                if desc { o.reverse() } else { o }
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
     });
     for r in rows {
         line(&mut text, &|c| cell(c, r, scores, jobs, weights));
@@ -343,15 +355,24 @@ mod tests {
         let f = Format::parse("x%.15i %9r|%Y").unwrap();
         assert_eq!(f.prefix, "x");
         assert_eq!(f.fields.len(), 3);
-        assert_eq!((f.fields[0].letter, f.fields[0].width, f.fields[0].right, f.fields[0].suffix.as_str()), ('i', 15, true, " "));
-        assert_eq!((f.fields[1].letter, f.fields[1].width, f.fields[1].right, f.fields[1].suffix.as_str()), ('r', 9, false, "|"));
+        assert_eq!(
+            (f.fields[0].letter, f.fields[0].width, f.fields[0].right, f.fields[0].suffix.as_str()),
+            ('i', 15, true, " ")
+        );
+        assert_eq!(
+            (f.fields[1].letter, f.fields[1].width, f.fields[1].right, f.fields[1].suffix.as_str()),
+            ('r', 9, false, "|")
+        );
         assert_eq!(f.fields[2].width, 0);
     }
 
     #[test]
     fn default_format_follows_nonzero_weights() {
         let w = Weights { age: 1.0, assoc: 0.0, fairshare: 5.0, job_size: 0.0, partition: 0.0, qos: 0.0, tres: vec![] };
-        assert_eq!(Format::default_for(&w, false, false, false), Format::parse("%.15i %9r %.10Y %.10S %.10A %.10F").unwrap());
+        assert_eq!(
+            Format::default_for(&w, false, false, false),
+            Format::parse("%.15i %9r %.10Y %.10S %.10A %.10F").unwrap()
+        );
         assert_eq!(Format::default_for(&w, false, true, true), Format::parse("%.15i %9r %.8u %10y %10a %10f").unwrap());
     }
 

@@ -143,7 +143,9 @@ pub fn columns(opts: &SshareOptions, algorithm: Algorithm) -> Result<Vec<Column>
             let name = name.trim();
             FIELDS
                 .iter()
-                .find(|(_, full, _)| !name.is_empty() && full.len() >= name.len() && full[..name.len()].eq_ignore_ascii_case(name))
+                .find(|(_, full, _)| {
+                    !name.is_empty() && full.len() >= name.len() && full[..name.len()].eq_ignore_ascii_case(name)
+                })
                 .map(|&(field, _, w)| Column { field, width: width.unwrap_or(w) })
                 .ok_or_else(|| Error::Usage(format!("Invalid field requested: \"{name}\"")))
         })
@@ -160,7 +162,13 @@ pub fn write_sshare(out: &mut dyn Write, tree: &AssocTree, fs: &FairShare, opts:
     write_table(out, tree, fs, opts, &cols).map_err(|e| Error::io("<stdout>", e))
 }
 
-fn write_table(out: &mut dyn Write, tree: &AssocTree, fs: &FairShare, opts: &SshareOptions, cols: &[Column]) -> io::Result<()> {
+fn write_table(
+    out: &mut dyn Write,
+    tree: &AssocTree,
+    fs: &FairShare,
+    opts: &SshareOptions,
+    cols: &[Column],
+) -> io::Result<()> {
     let mut line = String::with_capacity(256);
     if !opts.no_header {
         for (i, c) in cols.iter().enumerate() {
@@ -201,7 +209,9 @@ fn write_table(out: &mut dyn Write, tree: &AssocTree, fs: &FairShare, opts: &Ssh
             let last = i + 1 == cols.len();
             match value(tree, fs, row, c.field) {
                 Value::Text(t) => push_text(&mut line, t.as_deref(), c.width, opts.parsable, last),
-                Value::Uint(v) => push_text(&mut line, v.map(|v| v.to_string()).as_deref(), c.width, opts.parsable, last),
+                Value::Uint(v) => {
+                    push_text(&mut line, v.map(|v| v.to_string()).as_deref(), c.width, opts.parsable, last)
+                }
                 Value::Double(v) => push_double(&mut line, v, c.width, opts.parsable, last),
             }
         }
@@ -361,7 +371,10 @@ mod tests {
     fn field_prefixes_resolve_in_table_order() {
         let opts = SshareOptions { format: Some("a,eff,fairshare%12,norms".into()), ..Default::default() };
         let cols = columns(&opts, Algorithm::FairTree).unwrap();
-        assert_eq!(cols.iter().map(|c| c.field).collect::<Vec<_>>(), [Field::Account, Field::EffectvUsage, Field::FairShare, Field::NormShares]);
+        assert_eq!(
+            cols.iter().map(|c| c.field).collect::<Vec<_>>(),
+            [Field::Account, Field::EffectvUsage, Field::FairShare, Field::NormShares]
+        );
         assert_eq!(cols[2].width, 12);
         let bad = SshareOptions { format: Some("bogus".into()), ..Default::default() };
         assert!(columns(&bad, Algorithm::FairTree).is_err());

@@ -65,12 +65,59 @@ pub fn flux_priority(w: &FluxWeights, fairshare: f64, queue: i32, bank: f64, urg
         _ => {
             let queue_term = w.queue.wrapping_mul(queue);
             let urgency_term = w.urgency.wrapping_mul(i32::from(urgency) - 16);
-            let p = (f64::from(w.fairshare) * fairshare + f64::from(queue_term) + f64::from(w.bank) * bank
+            let p = (f64::from(w.fairshare) * fairshare
+                + f64::from(queue_term)
+                + f64::from(w.bank) * bank
                 + f64::from(urgency_term))
             .round();
             if p < 0.0 { 0 } else { p.min(f64::from(u32::MAX)) as u32 }
         }
     }
+}
+
+/// Scores the queue with flux-accounting's formula. A job's queue is its first partition; its
+/// association is (user, bank = account); an unknown association scores fair-share 0. The weighted
+/// terms land in the [`Scores`] columns sprio shows: fair-share, QOS (the queue term) and
+/// association (the bank term).
+pub fn score_flux(
+    jobs: &PendingJobs,
+    tree: &AssocTree,
+    fs: &FairShare,
+    tables: &FluxPriorityTables,
+) -> (Scores, Vec<usize>) {
+    let mut assoc: HashMap<(&str, &str), u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
+    for r in 0..tree.len() {
+        if let Some(u) = tree.user_name(r) {
+            assoc.insert((u, tree.account(r)), r as u32);
+        }
+    }
+    let w = &tables.weights;
+    let n = jobs.len();
+    let mut s =
+        Scores { age: vec![0.0; n], job_size: vec![0.0; n], partition_factor: vec![0.0; n], ..Scores::default() };
+    let mut unknown = Vec::new();
+    for j in 0..n {
+        let (user, bank) = (jobs.names.name(jobs.user[j]), jobs.names.name(jobs.account[j]));
+        let a = assoc.get(&(user, bank)).copied().unwrap_or(NONE);
+        if a == NONE {
+            unknown.push(j);
+        }
+        let fairshare = if a == NONE { 0.0 } else { stored_fairshare(fs.fs_factor[a as usize]) };
+        let part = jobs.partitions(j)[0];
+        let queue = tables.queues.get(jobs.names.name(part)).copied().unwrap_or(0);
+        let bank_prio = tables.banks.get(bank).copied().unwrap_or(0.0);
+        let p = flux_priority(w, fairshare, queue, bank_prio, jobs.urgency[j]);
+        s.job.push(j as u32);
+        s.partition.push(part);
+        s.qos.push(NONE);
+        s.assoc.push(a);
+        s.fairshare.push(f64::from(w.fairshare) * fairshare);
+        s.qos_factor.push(f64::from(w.queue.wrapping_mul(queue)));
+        s.assoc_factor.push(f64::from(w.bank) * bank_prio);
+        s.priority.push(p);
+        s.sprio_sum.push(f64::from(p));
+    }
+    (s, unknown)
 }
 
 #[cfg(test)]
@@ -113,53 +160,4 @@ mod tests {
         assert_eq!(stored_fairshare(1.0 / 3.0), 0.333333);
         assert_eq!(stored_fairshare(1.0), 1.0);
     }
-}
-
-/// Scores the queue with flux-accounting's formula. A job's queue is its first partition; its
-/// association is (user, bank = account); an unknown association scores fair-share 0. The weighted
-/// terms land in the [`Scores`] columns sprio shows: fair-share, QOS (the queue term) and
-/// association (the bank term).
-pub fn score_flux(
-    jobs: &PendingJobs,
-    tree: &AssocTree,
-    fs: &FairShare,
-    tables: &FluxPriorityTables,
-) -> (Scores, Vec<usize>) {
-    let mut assoc: HashMap<(&str, &str), u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
-    for r in 0..tree.len() {
-        if let Some(u) = tree.user_name(r) {
-            assoc.insert((u, tree.account(r)), r as u32);
-        }
-    }
-    let w = &tables.weights;
-    let n = jobs.len();
-    let mut s = Scores {
-        age: vec![0.0; n],
-        job_size: vec![0.0; n],
-        partition_factor: vec![0.0; n],
-        ..Scores::default()
-    };
-    let mut unknown = Vec::new();
-    for j in 0..n {
-        let (user, bank) = (jobs.names.name(jobs.user[j]), jobs.names.name(jobs.account[j]));
-        let a = assoc.get(&(user, bank)).copied().unwrap_or(NONE);
-        if a == NONE {
-            unknown.push(j);
-        }
-        let fairshare = if a == NONE { 0.0 } else { stored_fairshare(fs.fs_factor[a as usize]) };
-        let part = jobs.partitions(j)[0];
-        let queue = tables.queues.get(jobs.names.name(part)).copied().unwrap_or(0);
-        let bank_prio = tables.banks.get(bank).copied().unwrap_or(0.0);
-        let p = flux_priority(w, fairshare, queue, bank_prio, jobs.urgency[j]);
-        s.job.push(j as u32);
-        s.partition.push(part);
-        s.qos.push(NONE);
-        s.assoc.push(a);
-        s.fairshare.push(f64::from(w.fairshare) * fairshare);
-        s.qos_factor.push(f64::from(w.queue.wrapping_mul(queue)));
-        s.assoc_factor.push(f64::from(w.bank) * bank_prio);
-        s.priority.push(p);
-        s.sprio_sum.push(f64::from(p));
-    }
-    (s, unknown)
 }

@@ -232,7 +232,11 @@ impl<'a> SlurmPriority<'a> {
                 }
                 let name = jobs.names.name(p);
                 let Some(part) = self.conf.partition(name) else {
-                    return Err(Error::input(&jobs.source, jobs.line[j], format!("partition {name:?} is not defined in slurm.conf")));
+                    return Err(Error::input(
+                        &jobs.source,
+                        jobs.line[j],
+                        format!("partition {name:?} is not defined in slurm.conf"),
+                    ));
                 };
                 out.insert(
                     p,
@@ -263,7 +267,11 @@ impl<'a> SlurmPriority<'a> {
                     Some(table) => match table.get(name) {
                         Some(qos) => (qos.priority.into(), qos.norm_priority),
                         None => {
-                            return Err(Error::input(&jobs.source, jobs.line[j], format!("QOS {name:?} is not in the QOS dump")));
+                            return Err(Error::input(
+                                &jobs.source,
+                                jobs.line[j],
+                                format!("QOS {name:?} is not in the QOS dump"),
+                            ));
                         }
                     },
                 };
@@ -502,13 +510,7 @@ fn job_size_factor(sp: &SlurmPriority<'_>, min_nodes: u32, cpu_cnt: u32, time_li
         }
         js
     };
-    if js < 0.0 {
-        0.0
-    } else if js > 1.0 {
-        1.0
-    } else {
-        js
-    }
+    js.clamp(0.0, 1.0)
 }
 
 /// The final priority: at least 1 (0 is for held jobs), at most 2^32-1, truncated.
@@ -577,7 +579,11 @@ impl AssocIndex {
 
     /// The partition's own association, else the partition-less one, as slurmctld resolves it.
     fn find(&self, user: u32, account: u32, partition: u32) -> u32 {
-        self.map.get(&(user, account, partition)).or_else(|| self.map.get(&(user, account, NONE))).copied().unwrap_or(NONE)
+        self.map
+            .get(&(user, account, partition))
+            .or_else(|| self.map.get(&(user, account, NONE)))
+            .copied()
+            .unwrap_or(NONE)
     }
 }
 

@@ -233,11 +233,9 @@ impl AssocTree {
             }
         }
         let total: f64 = usage[0];
-        let usage_is_integral = order
-            .iter()
-            .zip(&is_user)
-            .all(|(&old, &u)| !u || records[old as usize].usage.fract() == 0.0)
-            && total < 9_007_199_254_740_992.0;
+        let usage_is_integral =
+            order.iter().zip(&is_user).all(|(&old, &u)| !u || records[old as usize].usage.fract() == 0.0)
+                && total < 9_007_199_254_740_992.0;
 
         let rec = |new: usize| &records[order[new] as usize];
         let tree = AssocTree {
@@ -410,7 +408,10 @@ impl AssocTree {
             ("priority", Arc::new(self.priority.clone()), true),
         ];
         let schema = Schema::new(
-            columns.iter().map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable)).collect::<Vec<_>>(),
+            columns
+                .iter()
+                .map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable))
+                .collect::<Vec<_>>(),
         );
         RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a, _)| a).collect())
             .expect("columns match their schema by construction")
@@ -432,13 +433,7 @@ fn lineage_cmp(a: &AssocRecord, b: &AssocRecord) -> Ordering {
         };
         let part = r.user.as_ref().and(r.partition.as_deref()).unwrap_or("");
         let part_slash: &[u8] = if part.is_empty() { b"" } else { b"/" };
-        prefix
-            .iter()
-            .chain(name.as_bytes())
-            .chain(b"/")
-            .chain(part.as_bytes())
-            .chain(part_slash)
-            .copied()
+        prefix.iter().chain(name.as_bytes()).chain(b"/").chain(part.as_bytes()).chain(part_slash).copied()
     }
     segment(a).cmp(segment(b))
 }
@@ -453,7 +448,10 @@ fn check_duplicate_users(source: &Path, records: &[AssocRecord], sorted: &[u32])
             return Err(Error::input(
                 source,
                 second.line,
-                format!("duplicate association: user {user} in account {} (first on line {})", second.account, first.line),
+                format!(
+                    "duplicate association: user {user} in account {} (first on line {})",
+                    second.account, first.line
+                ),
             ));
         }
     }
@@ -487,7 +485,12 @@ fn link_children(source: &Path, records: &[AssocRecord]) -> Result<Vec<Vec<u32>>
             return Err(Error::input(
                 source,
                 r.line,
-                format!("user {} is in account {:?} but its parent {pid} is account {:?}", r.user.as_deref().unwrap_or(""), r.account, pr.account),
+                format!(
+                    "user {} is in account {:?} but its parent {pid} is account {:?}",
+                    r.user.as_deref().unwrap_or(""),
+                    r.account,
+                    pr.account
+                ),
             ));
         }
         children[p as usize].push(i as u32);
@@ -496,7 +499,11 @@ fn link_children(source: &Path, records: &[AssocRecord]) -> Result<Vec<Vec<u32>>
     let mut accounts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
     for r in records.iter().filter(|r| !r.is_user()) {
         if let Some(first) = accounts.insert(r.account.as_str(), r.line) {
-            return Err(Error::input(source, r.line, format!("duplicate association: account {} (first on line {first})", r.account)));
+            return Err(Error::input(
+                source,
+                r.line,
+                format!("duplicate association: account {} (first on line {first})", r.account),
+            ));
         }
     }
     Ok(children)

@@ -20,7 +20,12 @@ const TREE: &str = "id,parent_id,account,user,shares,usage\n\
 fn no_arguments_runs_the_embedded_site() {
     let out = stdout_of(&fairshare(Vec::<&str>::new()));
     let mut lines = out.lines();
-    assert!(lines.next().unwrap().starts_with("Account                    User  RawShares  NormShares    RawUsage   NormUsage"));
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("Account                    User  RawShares  NormShares    RawUsage   NormUsage")
+    );
     assert!(lines.next().unwrap().starts_with("-------------------- ----------"));
     assert!(lines.next().unwrap().starts_with("root "));
     assert!(out.contains(" test_lab ") && out.contains("parent"), "{out}");
@@ -33,7 +38,10 @@ fn sshare_options_shape_the_table() {
     let t = tree.to_str().unwrap();
     // Lineage order: users by name within an account.
     let p = stdout_of(&fairshare(["sshare", "--tree", t, "-P", "-o", "Account,User,FairShare"]));
-    assert_eq!(p, "Account|User|FairShare\nroot||\n bio||\n  bio|bob|1.000000\n physics||\n  physics|amy|0.666667\n  physics|zoe|0.333333\n");
+    assert_eq!(
+        p,
+        "Account|User|FairShare\nroot||\n bio||\n  bio|bob|1.000000\n physics||\n  physics|amy|0.666667\n  physics|zoe|0.333333\n"
+    );
     let ending = stdout_of(&fairshare(["sshare", "--tree", t, "-p", "-n", "-o", "acc,user"]));
     assert_eq!(ending.lines().next(), Some("root||"));
     let users = stdout_of(&fairshare(["sshare", "--tree", t, "-P", "-n", "-u", "amy", "-o", "Account,User"]));
@@ -42,9 +50,36 @@ fn sshare_options_shape_the_table() {
     assert_eq!(accounts, " bio|\n  bio|bob\n");
     let classic = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "-l", "-P", "-n"]));
     assert_eq!(classic.lines().next().unwrap().split('|').count(), 10, "classic -l has no LevelFS: {classic}");
-    let damp = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "--dampening", "2", "-P", "-n", "-u", "zoe", "-o", "User,FairShare"]));
-    let undamped = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "-P", "-n", "-u", "zoe", "-o", "User,FairShare"]));
-    let f = |s: &str| s.lines().find(|l| l.starts_with("zoe")).unwrap().split('|').nth(1).unwrap().parse::<f64>().unwrap();
+    let damp = stdout_of(&fairshare([
+        "sshare",
+        "--tree",
+        t,
+        "--algo",
+        "classic",
+        "--dampening",
+        "2",
+        "-P",
+        "-n",
+        "-u",
+        "zoe",
+        "-o",
+        "User,FairShare",
+    ]));
+    let undamped = stdout_of(&fairshare([
+        "sshare",
+        "--tree",
+        t,
+        "--algo",
+        "classic",
+        "-P",
+        "-n",
+        "-u",
+        "zoe",
+        "-o",
+        "User,FairShare",
+    ]));
+    let f =
+        |s: &str| s.lines().find(|l| l.starts_with("zoe")).unwrap().split('|').nth(1).unwrap().parse::<f64>().unwrap();
     assert!((f(&damp) - f(&undamped).sqrt()).abs() < 1e-6, "dampening 2 takes the square root: {damp} {undamped}");
 }
 
@@ -59,7 +94,17 @@ fn formats_are_detected() {
         let out = stdout_of(&fairshare(["sshare", "--tree", p.to_str().unwrap(), "-l", "-P"]));
         assert_eq!(out, dump, "{}", p.display());
     }
-    let out = stdout_of(&fairshare(["sshare", "--tree", flux.to_str().unwrap(), "--algo", "flux", "-P", "-n", "-o", "User,FairShare"]));
+    let out = stdout_of(&fairshare([
+        "sshare",
+        "--tree",
+        flux.to_str().unwrap(),
+        "--algo",
+        "flux",
+        "-P",
+        "-n",
+        "-o",
+        "User,FairShare",
+    ]));
     assert_eq!(out, "|\n|\nu1|1.000000\nu2|0.500000\n");
 }
 
@@ -80,14 +125,38 @@ fn compute_writes_parquet_that_reads_back_as_a_tree() {
     let dir = tempfile::tempdir().unwrap();
     let tree = write_file(dir.path(), "t.csv", TREE);
     let out = dir.path().join("fs.parquet");
-    stdout_of(&fairshare(["compute", "--tree", tree.to_str().unwrap(), "--algo", "classic", "--dampening", "3", "--out", out.to_str().unwrap()]));
+    stdout_of(&fairshare([
+        "compute",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--algo",
+        "classic",
+        "--dampening",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
     let (batch, meta) = read_parquet(&out);
     assert_eq!(batch.num_rows(), 6);
     assert_eq!(meta["fairshare.algorithm"], "classic");
     assert_eq!(meta["fairshare.dampening"], "3");
     assert_eq!(meta["fairshare.schema_version"], "1");
     let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
-    for c in ["id", "parent_id", "depth", "account", "user", "raw_shares", "norm_shares", "raw_usage", "norm_usage", "effective_usage", "level_fs", "rank", "fs_factor"] {
+    for c in [
+        "id",
+        "parent_id",
+        "depth",
+        "account",
+        "user",
+        "raw_shares",
+        "norm_shares",
+        "raw_usage",
+        "norm_usage",
+        "effective_usage",
+        "level_fs",
+        "rank",
+        "fs_factor",
+    ] {
         assert!(names.iter().any(|n| n == c), "missing column {c}: {names:?}");
     }
     let fs = batch.column_by_name("fs_factor").unwrap().as_primitive::<Float64Type>();

@@ -40,7 +40,9 @@ fn parse_case(path: &Path) -> Case {
     let take = |prefix: &str| {
         sections
             .iter()
-            .find(|(k, _)| k.as_str() == prefix || k.starts_with(&format!("{prefix} ")) || k.starts_with(&format!("{prefix}-")))
+            .find(|(k, _)| {
+                k.as_str() == prefix || k.starts_with(&format!("{prefix} ")) || k.starts_with(&format!("{prefix}-"))
+            })
             .map(|(k, v)| (k.clone(), v.clone()))
             .unwrap_or_else(|| panic!("{}: no [{prefix}] section", path.display()))
     };
@@ -130,8 +132,11 @@ fn run_case(path: &Path) -> Result<(), String> {
 #[test]
 fn published_reference_outputs() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut cases: Vec<PathBuf> =
-        std::fs::read_dir(&dir).expect("fixtures").map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "case")).collect();
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "case"))
+        .collect();
     cases.sort();
     assert!(cases.len() >= 20, "fixtures missing: found {}", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| run_case(c).err()).collect();

@@ -25,7 +25,11 @@ fn structural_errors_name_file_and_line() {
         ("1,,root,,1,0\n2,,other,,1,0\n", "bad.csv:3", "second root"),
         ("1,,root,,1,0\n2,1,a,,1,0\n2,1,b,,1,0\n", "bad.csv:4", "duplicate id 2"),
         ("1,,root,,1,0\n2,1,a,,1,0\n3,1,a,,1,0\n", "bad.csv:4", "duplicate association: account a"),
-        ("1,,root,,1,0\n2,1,a,,1,0\n3,2,a,u,1,0\n4,2,a,u,1,0\n", "bad.csv:5", "duplicate association: user u in account a"),
+        (
+            "1,,root,,1,0\n2,1,a,,1,0\n3,2,a,u,1,0\n4,2,a,u,1,0\n",
+            "bad.csv:5",
+            "duplicate association: user u in account a",
+        ),
         ("1,,root,,1,0\n2,1,a,,-3,0\n", "bad.csv:3", "shares \"-3\""),
         ("1,,root,,1,0\n2,1,a,,lots,0\n", "bad.csv:3", "shares \"lots\""),
         ("1,,root,,1,0\n2,1,a,u,1,NaN\n", "bad.csv:3", "usage \"NaN\""),
@@ -36,7 +40,8 @@ fn structural_errors_name_file_and_line() {
         ("1,,root,,1,0\n", "bad.csv:1", "missing column \"id\""),
     ];
     for (rows, at, what) in cases {
-        let text = if rows.is_empty() || what.starts_with("missing") { rows.to_string() } else { format!("{HEADER}{rows}") };
+        let text =
+            if rows.is_empty() || what.starts_with("missing") { rows.to_string() } else { format!("{HEADER}{rows}") };
         let err = assoc_csv_error(&text);
         assert!(err.contains(at) && err.contains(what), "for {rows:?} expected `{at}` and `{what}` in: {err}");
     }

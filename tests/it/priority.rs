@@ -73,10 +73,13 @@ fn multifactor_matches_the_real_plugin() {
         sprio_args.extend_from_slice(&common);
         sprio_args.extend(["-h", "-o", "%.15i %.12Y"]);
         let sprio = stdout_of(&fairshare(&sprio_args));
-        let sprio: HashMap<&str, &str> = sprio.lines().map(|l| {
-            let mut f = l.split_whitespace();
-            (f.next().unwrap(), f.next().unwrap())
-        }).collect();
+        let sprio: HashMap<&str, &str> = sprio
+            .lines()
+            .map(|l| {
+                let mut f = l.split_whitespace();
+                (f.next().unwrap(), f.next().unwrap())
+            })
+            .collect();
         for r in rows.iter().filter(|r| r[col("setting")] == setting) {
             let job: u64 = r[col("job_id")].parse().unwrap();
             let i = ids.iter().position(|&j| j == job).unwrap_or_else(|| panic!("job {job} not scored"));
@@ -117,7 +120,8 @@ fn site(dir: &Path, flags: &str, extra: &str) -> PathBuf {
 
 const TREE: &str = "id,parent_id,account,user,shares,usage,priority\n1,,root,,1,0,\n2,1,acct,,1,0,40\n3,2,acct,alice,1,0,\n4,2,acct,bob,1,0,10\n";
 const QOS: &str = "Name|Priority|UsageFactor\nnormal|0|1.0\nhigh|100|1.0\nlow|25|1.0\n";
-const HEAD: &str = "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n";
+const HEAD: &str =
+    "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n";
 
 /// Scores `jobs` (CSV rows) at now = 86400 and returns rows as (job_id, factors, priority).
 fn hand(flags: &str, extra: &str, jobs: &str) -> Vec<(u64, HashMap<String, f64>, u32)> {
@@ -127,8 +131,16 @@ fn hand(flags: &str, extra: &str, jobs: &str) -> Vec<(u64, HashMap<String, f64>,
     let qos = write_file(dir.path(), "qos.txt", QOS);
     let pending = write_file(dir.path(), "pending.csv", &format!("{HEAD}{jobs}"));
     let (ids, cols, prio) = score(&[
-        "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf",
-        conf.to_str().unwrap(), "--qos", qos.to_str().unwrap(), "--now", "86400",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--pending",
+        pending.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--qos",
+        qos.to_str().unwrap(),
+        "--now",
+        "86400",
     ]);
     (0..ids.len()).map(|i| (ids[i], cols.iter().map(|(k, v)| (k.clone(), v[i])).collect(), prio[i])).collect()
 }
@@ -163,10 +175,16 @@ fn each_factor_and_flag_by_hand() {
     // SMALL_RELATIVE_TO_TIME: max(1·16/4, 4) / 30 min / 16 CPUs; favor small: 1 − that.
     let rel = 4.0 / 30.0 / 16.0;
     assert!(close(hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "", job)[0].1["prio_jobsize"], rel * 1000.0));
-    assert!(close(hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "PriorityFavorSmall=YES", job)[0].1["prio_jobsize"], (1.0 - rel) * 1000.0));
+    assert!(close(
+        hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "PriorityFavorSmall=YES", job)[0].1["prio_jobsize"],
+        (1.0 - rel) * 1000.0
+    ));
     // An empty time limit takes the partition's MaxTime (60).
     let no_limit = "3,alice,acct,a,high,0,43200,1,4,,0,0,cpu=4\n";
-    assert!(close(hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "", no_limit)[0].1["prio_jobsize"], 4.0 / 60.0 / 16.0 * 1000.0));
+    assert!(close(
+        hand("NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME", "", no_limit)[0].1["prio_jobsize"],
+        4.0 / 60.0 / 16.0 * 1000.0
+    ));
 
     // NO_NORMAL_*: raw values times the weights.
     let raw = &hand("NO_FAIR_TREE,NO_NORMAL_ALL", "", job)[0].1;
@@ -187,7 +205,8 @@ fn multi_partition_rows_clamps_and_unknown_associations() {
     // Job 10: two partitions × two QOS = four rows, each with its own partition and QOS factor.
     let ten = of(10);
     assert_eq!(ten.len(), 4);
-    let mut pairs: Vec<(i64, i64)> = ten.iter().map(|r| (r.1["prio_partition"] as i64, r.1["prio_qos"] as i64)).collect();
+    let mut pairs: Vec<(i64, i64)> =
+        ten.iter().map(|r| (r.1["prio_partition"] as i64, r.1["prio_qos"] as i64)).collect();
     pairs.sort();
     assert_eq!(pairs, [(500, 250), (500, 1000), (1000, 250), (1000, 1000)]);
     // bob's own association priority (10) over the max (40).
@@ -209,7 +228,17 @@ fn unknown_partition_is_an_error_naming_the_line() {
     let conf = site(dir.path(), "NO_FAIR_TREE", "");
     let tree = write_file(dir.path(), "tree.csv", TREE);
     let pending = write_file(dir.path(), "p.csv", &format!("{HEAD}1,alice,acct,nope,,0,0,1,4,30,0,0,cpu=4\n"));
-    let out = fairshare(["sprio", "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf", conf.to_str().unwrap(), "--now", "0"]);
+    let out = fairshare([
+        "sprio",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--pending",
+        pending.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--now",
+        "0",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("p.csv:2") && err.contains("partition \"nope\""), "{err}");
 }
@@ -221,7 +250,19 @@ fn sprio_default_and_long_layouts() {
     let tree = write_file(dir.path(), "tree.csv", TREE);
     let qos = write_file(dir.path(), "qos.txt", QOS);
     let pending = write_file(dir.path(), "p.csv", &format!("{HEAD}7,alice,acct,a,high,0,43200,1,4,30,0,0,cpu=4\n"));
-    let base = ["sprio", "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf", conf.to_str().unwrap(), "--qos", qos.to_str().unwrap(), "--now", "86400"];
+    let base = [
+        "sprio",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--pending",
+        pending.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--qos",
+        qos.to_str().unwrap(),
+        "--now",
+        "86400",
+    ];
     let default = stdout_of(&fairshare(base));
     assert_eq!(
         default,
@@ -251,7 +292,19 @@ fn flux_priority_orders_the_queue_like_t1002() {
         jobs.push_str(&format!("50{x}{y},leaf.{x}.{y},account{x},default,,0,0,1,1,,0,0,\n"));
     }
     let p = write_file(dir.path(), "p.csv", &jobs);
-    let out = stdout_of(&fairshare(["sprio", "--priority", "flux", "--tree", t.to_str().unwrap(), "--pending", p.to_str().unwrap(), "-h", "-o", "%i %Y", "--sort=-Y"]));
+    let out = stdout_of(&fairshare([
+        "sprio",
+        "--priority",
+        "flux",
+        "--tree",
+        t.to_str().unwrap(),
+        "--pending",
+        p.to_str().unwrap(),
+        "-h",
+        "-o",
+        "%i %Y",
+        "--sort=-Y",
+    ]));
     let order: Vec<&str> = out.lines().map(|l| l.split(' ').next().unwrap()).collect();
     assert_eq!(order, ["5031", "5032", "5021", "5022", "5013", "5011", "5012"]);
     assert!(out.lines().next().unwrap().ends_with(" 100000"));
@@ -276,8 +329,20 @@ fn squeue_json_is_a_pending_queue() {
     let qos = write_file(dir.path(), "qos.txt", QOS);
     let pending = write_file(dir.path(), "squeue.json", json);
     let out = stdout_of(&fairshare([
-        "sprio", "--tree", tree.to_str().unwrap(), "--pending", pending.to_str().unwrap(), "--slurm-conf",
-        conf.to_str().unwrap(), "--qos", qos.to_str().unwrap(), "--now", "86400", "-h", "-o", "%i %Y",
+        "sprio",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--pending",
+        pending.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--qos",
+        qos.to_str().unwrap(),
+        "--now",
+        "86400",
+        "-h",
+        "-o",
+        "%i %Y",
     ]));
     assert_eq!(out, "7 4750\n", "the running job is not listed; job 7 scores as its CSV twin");
 }
