@@ -17,9 +17,11 @@
 //! `N - position` unless it is tied, in which case it inherits the rank of the previous user in
 //! visit order.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
+use rustc_hash::FxBuildHasher;
 
 use super::x87::{self, X87};
 use super::{FairShare, NO_VAL, Params, norm_usage, par_fill};
@@ -30,12 +32,12 @@ use crate::tree::{AssocTree, FsGroups};
 /// 8 ulps that suffice for integer usage.
 pub const NEAR_ULPS: u64 = 16;
 
-/// x87 usage of every row: exact widening when f64 sums are exact, else Slurm's sequential x87
-/// accumulation of each user into its ancestors in lineage order (computed only when a near tie
-/// needs it).
+/// x87 usage of a row: exact widening when f64 sums are exact; otherwise, for an account, Slurm's
+/// sequential x87 accumulation of the users below it in lineage order. Only the accounts that own
+/// or take part in a near tie are ever summed, each once.
 struct ExactUsage<'a> {
     tree: &'a AssocTree,
-    sums: OnceLock<Vec<X87>>,
+    sums: Mutex<HashMap<u32, X87, FxBuildHasher>>,
 }
 
 impl ExactUsage<'_> {
@@ -44,25 +46,22 @@ impl ExactUsage<'_> {
         if self.tree.usage_is_integral() || self.tree.is_user(row) {
             return x87::widen(usage[row]);
         }
-        self.sums.get_or_init(|| {
-            let tree = self.tree;
-            let mut acc: Vec<X87> = vec![x87::widen(0.0); tree.len()];
-            let parents = tree.parents();
-            for r in tree.preorder() {
-                let r = r as usize;
-                if !tree.is_user(r) {
-                    continue;
+        if let Some(v) = self.sums.lock().unwrap_or_else(|e| e.into_inner()).get(&(row as u32)) {
+            return *v;
+        }
+        let mut acc = x87::widen(0.0);
+        let mut stack = vec![self.tree.children(row)];
+        while let Some(range) = stack.last_mut() {
+            match range.next() {
+                None => {
+                    stack.pop();
                 }
-                let u = x87::widen(usage[r]);
-                acc[r] = u;
-                let mut a = r;
-                while a != 0 {
-                    a = parents[a] as usize;
-                    acc[a] = x87::add(acc[a], u);
-                }
+                Some(c) if self.tree.is_user(c) => acc = x87::add(acc, x87::widen(usage[c])),
+                Some(c) => stack.push(self.tree.children(c)),
             }
-            acc
-        })[row]
+        }
+        self.sums.lock().unwrap_or_else(|e| e.into_inner()).insert(row as u32, acc);
+        acc
     }
 }
 
@@ -107,7 +106,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
         }
     });
 
-    let exact = ExactUsage { tree, sums: OnceLock::new() };
+    let exact = ExactUsage { tree, sums: Mutex::new(HashMap::default()) };
     let exact_level_fs = |r: usize| -> X87 {
         let v = level_fs[r];
         if !v.is_finite() || v == 0.0 || (parent_flags[r] && !users[r]) {
@@ -137,13 +136,15 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
             rest_s = rs;
             rest_t = rt;
         }
-        let sort_group = |(group, out, tied): &mut (&[u32], &mut [u32], &mut [bool])| {
-            sort_group(group, out, tied, &level_fs, &users, near_ulps, &exact_level_fs);
+        let inputs = GroupInputs { level_fs: &level_fs, users: &users, usage, shares };
+        let sort_group = |keys: &mut Vec<u128>, (group, out, tied): &mut (&[u32], &mut [u32], &mut [bool])| {
+            sort_group(group, out, tied, keys, &inputs, near_ulps, &exact_level_fs);
         };
         if members.len() <= super::CHUNK {
-            segments.iter_mut().for_each(sort_group);
+            let mut keys = Vec::new();
+            segments.iter_mut().for_each(|seg| sort_group(&mut keys, seg));
         } else {
-            segments.par_iter_mut().with_min_len(64).for_each(sort_group);
+            segments.par_iter_mut().with_min_len(256).for_each_init(Vec::new, sort_group);
         }
     }
 
@@ -207,6 +208,15 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     FairShare { params, norm_shares, norm_usage: norm_usage(tree), effective_usage, level_fs, rank, fs_factor }
 }
 
+/// Per-row inputs of [`sort_group`].
+#[derive(Clone, Copy)]
+struct GroupInputs<'a> {
+    level_fs: &'a [f64],
+    users: &'a [bool],
+    usage: &'a [f64],
+    shares: &'a [u64],
+}
+
 /// Sorts one group (`group`, lineage order) into `out` and fills its tie flags.
 ///
 /// Order: level_fs descending, users before accounts on equal values, then lineage order (a
@@ -215,20 +225,18 @@ fn sort_group(
     group: &[u32],
     out: &mut [u32],
     tied: &mut [bool],
-    level_fs: &[f64],
-    users: &[bool],
+    keys: &mut Vec<u128>,
+    inputs: &GroupInputs<'_>,
     near_ulps: u64,
     exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
 ) {
+    let GroupInputs { level_fs, users, usage, shares } = *inputs;
     // Non-negative f64 bits are monotone; pack (value desc, account after user, lineage index).
-    let mut keys: Vec<u128> = group
-        .iter()
-        .enumerate()
-        .map(|(idx, &r)| {
-            let r = r as usize;
-            ((!level_fs[r].to_bits() as u128) << 64) | ((!users[r] as u128) << 32) | idx as u128
-        })
-        .collect();
+    keys.clear();
+    keys.extend(group.iter().enumerate().map(|(idx, &r)| {
+        let r = r as usize;
+        ((!level_fs[r].to_bits() as u128) << 64) | ((!users[r] as u128) << 32) | idx as u128
+    }));
     keys.sort_unstable();
     let row_of = |k: u128| group[(k as u32) as usize] as usize;
     let value_of = |k: u128| level_fs[row_of(k)];
@@ -248,8 +256,31 @@ fn sort_group(
         let head_near_noval = start == 0 && near(value_of(keys[0]), NO_VAL);
         if end - start > 1 || head_near_noval {
             let run = &mut keys[start..end];
-            let exact: Vec<(u128, u128)> = run.iter().map(|&k| (x87::key(exact_level_fs(row_of(k))), k)).collect();
-            let mut order: Vec<(u128, u128)> = exact;
+            // Users of one group with the same usage and shares have bit-identical x87 values: a run
+            // made only of them is tied as it stands, and each distinct input is divided once.
+            let input = |k: u128| {
+                let r = row_of(k);
+                users[r].then(|| (usage[r].to_bits(), shares[r]))
+            };
+            let first = input(run[0]);
+            if first.is_some() && run.iter().all(|&k| input(k) == first) && !head_near_noval {
+                tied[start + 1..end].fill(true);
+                start = end;
+                continue;
+            }
+            let mut memo: Vec<((u64, u64), u128)> = Vec::new();
+            let mut order: Vec<(u128, u128)> = Vec::with_capacity(run.len());
+            for &k in run.iter() {
+                let known = input(k).and_then(|i| memo.iter().find(|(m, _)| *m == i).map(|(_, x)| *x));
+                let x = known.unwrap_or_else(|| {
+                    let x = x87::key(exact_level_fs(row_of(k)));
+                    if let Some(i) = input(k) {
+                        memo.push((i, x));
+                    }
+                    x
+                });
+                order.push((x, k));
+            }
             // x87 value descending, users first, lineage index.
             order.sort_unstable_by(|a, b| {
                 b.0.cmp(&a.0)
@@ -268,7 +299,7 @@ fn sort_group(
         }
         start = end;
     }
-    for (o, &k) in out.iter_mut().zip(&keys) {
+    for (o, &k) in out.iter_mut().zip(keys.iter()) {
         *o = row_of(k) as u32;
     }
 }

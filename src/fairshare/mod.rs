@@ -16,7 +16,7 @@ pub mod x87;
 pub use fair_tree::NEAR_ULPS;
 
 use crate::error::Result;
-use crate::tree::{AssocTree, FsGroups};
+use crate::tree::AssocTree;
 
 /// Slurm's `NO_VAL` (0xfffffffe), which Slurm stores as a `level_fs` and a `level_shares`.
 pub const NO_VAL: f64 = 4_294_967_294.0;
@@ -112,14 +112,8 @@ pub struct FairShare {
 /// ```
 pub fn compute(tree: &AssocTree, params: &Params) -> Result<FairShare> {
     match params.algorithm {
-        Algorithm::FairTree => {
-            let groups = FsGroups::new(tree);
-            Ok(fair_tree::fair_tree(tree, &groups, NEAR_ULPS, *params))
-        }
-        Algorithm::Classic => {
-            let groups = FsGroups::new(tree);
-            Ok(classic::classic(tree, &groups, *params))
-        }
+        Algorithm::FairTree => Ok(fair_tree::fair_tree(tree, tree.fs_groups(), NEAR_ULPS, *params)),
+        Algorithm::Classic => Ok(classic::classic(tree, tree.fs_groups(), *params)),
         Algorithm::Flux => flux::flux(tree, *params),
     }
 }
@@ -127,8 +121,7 @@ pub fn compute(tree: &AssocTree, params: &Params) -> Result<FairShare> {
 /// Fair Tree with an explicit near-neighbour distance for the x87 re-check (`u64::MAX` recomputes
 /// every finite value in x87). Exposed so tests can compare the fast path with full x87.
 pub fn fair_tree_with_near_ulps(tree: &AssocTree, near_ulps: u64) -> FairShare {
-    let groups = FsGroups::new(tree);
-    fair_tree::fair_tree(tree, &groups, near_ulps, Params::new(Algorithm::FairTree))
+    fair_tree::fair_tree(tree, tree.fs_groups(), near_ulps, Params::new(Algorithm::FairTree))
 }
 
 /// Runs `f` over `0..n` in chunks of [`CHUNK`] rows, in parallel when there is more than one chunk.

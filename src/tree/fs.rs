@@ -36,37 +36,38 @@ impl FsGroups {
             fs_parent[i] = if p != 0 && parent_flags[p] { fs_parent[p] } else { p as u32 };
         }
 
+        let is_user = tree.user_flags();
+        let lifts = |c: usize| parent_flags[c] && !is_user[c];
         let mut start = Vec::with_capacity(n + 1);
         let mut members = Vec::with_capacity(n.saturating_sub(1));
+        let mut level_shares = vec![0u64; n];
         let mut stack: Vec<std::ops::Range<usize>> = Vec::new();
         for x in 0..n {
             start.push(members.len() as u32);
             if x != 0 && parent_flags[x] {
                 continue;
             }
-            stack.push(tree.children(x));
-            while let Some(range) = stack.last_mut() {
-                let Some(c) = range.next() else {
-                    stack.pop();
-                    continue;
-                };
-                members.push(c as u32);
-                if parent_flags[c] && !tree.is_user(c) {
-                    stack.push(tree.children(c));
+            let kids = tree.children(x);
+            if !kids.clone().any(lifts) {
+                members.extend(kids.map(|c| c as u32));
+            } else {
+                stack.push(kids);
+                while let Some(range) = stack.last_mut() {
+                    let Some(c) = range.next() else {
+                        stack.pop();
+                        continue;
+                    };
+                    members.push(c as u32);
+                    if lifts(c) {
+                        stack.push(tree.children(c));
+                    }
                 }
             }
+            let group = &members[start[x] as usize..];
+            level_shares[x] = group.iter().filter(|&&m| !parent_flags[m as usize]).map(|&m| shares[m as usize]).sum();
         }
         start.push(members.len() as u32);
 
-        let level_shares = (0..n)
-            .map(|x| {
-                members[start[x] as usize..start[x + 1] as usize]
-                    .iter()
-                    .filter(|&&m| !parent_flags[m as usize])
-                    .map(|&m| shares[m as usize])
-                    .sum()
-            })
-            .collect();
         FsGroups { fs_parent, start, members, level_shares }
     }
 

@@ -17,7 +17,7 @@ pub use fs::FsGroups;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array, UInt64Array};
 use arrow::datatypes::{Field, Schema};
@@ -118,6 +118,7 @@ pub struct AssocTree {
     level_offsets: Vec<u32>,
     user_count: usize,
     usage_is_integral: bool,
+    fs_groups: OnceLock<FsGroups>,
 }
 
 impl AssocTree {
@@ -258,6 +259,7 @@ impl AssocTree {
             priority: UInt32Array::from_iter((0..n).map(|i| rec(i).priority)),
             level_offsets,
             usage_is_integral,
+            fs_groups: OnceLock::new(),
         };
         Ok(tree)
     }
@@ -330,7 +332,7 @@ impl AssocTree {
 
     /// The user flags as a byte vector, for kernels that want a slice.
     pub fn user_flags(&self) -> Vec<bool> {
-        (0..self.len()).map(|i| self.is_user.value(i)).collect()
+        self.is_user.values().iter().collect()
     }
 
     /// True where the association has `FairShare=parent` (never the root).
@@ -340,7 +342,7 @@ impl AssocTree {
 
     /// The `parent` flags as a byte vector.
     pub fn parent_share_flags(&self) -> Vec<bool> {
-        (0..self.len()).map(|i| self.parent_shares.value(i)).collect()
+        self.parent_shares.values().iter().collect()
     }
 
     /// Raw shares (0 where the association has `parent` shares).
@@ -377,6 +379,12 @@ impl AssocTree {
     /// Association priority of `row`, if given.
     pub fn priority(&self, row: usize) -> Option<u32> {
         self.priority.is_valid(row).then(|| self.priority.value(row))
+    }
+
+    /// The fair-share sibling groups (Slurm's `children_list` after `parent` lifting), computed on
+    /// first use: they depend only on the structure, so every pass over this tree shares them.
+    pub fn fs_groups(&self) -> &FsGroups {
+        self.fs_groups.get_or_init(|| FsGroups::new(self))
     }
 
     /// Rows in depth-first pre-order (the order sshare prints), computed without recursion.
