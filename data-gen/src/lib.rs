@@ -18,6 +18,8 @@
 //! # Ok::<(), fairshare::Error>(())
 //! ```
 
+pub mod site;
+
 use std::io::{self, Write};
 use std::path::PathBuf;
 

@@ -2,15 +2,20 @@
 //!
 //! ```text
 //! data-gen tree --associations 1000000 [--seed 42] [--format assoc-csv|parquet] --out tree.parquet
+//! data-gen site --associations 100000 --jobs 10000000 [--seed 42] [--format csv|parquet] --out-dir DIR
 //! ```
 //!
-//! The file is written atomically; nothing is printed on success.
+//! `site` writes `tree.*`, `pending.*`, `slurm.conf` and `qos.txt`: a whole site to score.
+//! Files are written atomically; nothing is printed on success.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Write;
+
+use data_gen::site::{self, QueueSpec};
 use data_gen::{TreeSpec, generate_tree, write_assoc_csv};
 use fairshare::io::parquet_tree;
 use fairshare::output::atomic::AtomicFile;
@@ -28,6 +33,70 @@ struct Cli {
 enum Command {
     /// Write a seeded, site-shaped association tree.
     Tree(TreeArgs),
+    /// Write a whole site: tree, pending queue, slurm.conf and QOS dump.
+    Site(SiteArgs),
+}
+
+#[derive(Args)]
+struct SiteArgs {
+    /// Number of associations, root included (at least 2).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(2..))]
+    associations: usize,
+    /// Number of pending jobs.
+    #[arg(long)]
+    jobs: usize,
+    /// Generator seed.
+    #[arg(long, default_value_t = TreeSpec::default().seed)]
+    seed: u64,
+    /// The time the queue is observed (epoch seconds).
+    #[arg(long, default_value_t = 1_767_830_400)]
+    now: i64,
+    /// File format of the tree and the queue.
+    #[arg(long, value_enum, default_value_t = SiteFormat::Parquet)]
+    format: SiteFormat,
+    /// Output directory (created if needed).
+    #[arg(long)]
+    out_dir: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SiteFormat {
+    /// CSV tree and queue.
+    Csv,
+    /// Parquet tree and queue.
+    Parquet,
+}
+
+/// Writes a whole site into `args.out_dir`.
+fn write_site(args: &SiteArgs) -> Result<()> {
+    let dir = &args.out_dir;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let input = generate_tree(&TreeSpec::new(args.associations, args.seed));
+    let spec = QueueSpec { jobs: args.jobs, seed: args.seed, now: args.now };
+    let text = |name: &str, body: &str| -> Result<()> {
+        let path = dir.join(name);
+        let mut f = AtomicFile::create(&path)?;
+        f.write_all(body.as_bytes()).map_err(|e| Error::io(&path, e))?;
+        f.commit()
+    };
+    text("slurm.conf", site::SLURM_CONF)?;
+    text("qos.txt", site::QOS)?;
+    match args.format {
+        SiteFormat::Parquet => {
+            parquet_tree::write(&dir.join("tree.parquet"), &input.records)?;
+            site::write_pending_parquet(&dir.join("pending.parquet"), &input, &spec)
+        }
+        SiteFormat::Csv => {
+            let write = |name: &str, f: &dyn Fn(&mut AtomicFile) -> std::io::Result<()>| -> Result<()> {
+                let path = dir.join(name);
+                let mut file = AtomicFile::create(&path)?;
+                f(&mut file).map_err(|e| Error::io(&path, e))?;
+                file.commit()
+            };
+            write("tree.csv", &|f| write_assoc_csv(f, &input))?;
+            write("pending.csv", &|f| site::write_pending_csv(f, &input, &spec))
+        }
+    }
 }
 
 #[derive(Args)]
@@ -68,8 +137,11 @@ fn write_tree(args: &TreeArgs) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    let Command::Tree(args) = Cli::parse().command;
-    match write_tree(&args) {
+    let result = match Cli::parse().command {
+        Command::Tree(args) => write_tree(&args),
+        Command::Site(args) => write_site(&args),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("data-gen: error: {e}");

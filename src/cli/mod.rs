@@ -145,7 +145,7 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Score(a) => {
             let queue = Queue::load(&a.tree, &a.queue)?;
-            let batch = jobs_batch(&queue.scores, &queue.jobs, &queue.weights)?;
+            let batch = jobs_batch(queue.scores, &queue.jobs, &queue.weights)?;
             let meta = vec![
                 KeyValue::new(
                     "fairshare.schema_version".into(),

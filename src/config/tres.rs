@@ -258,6 +258,33 @@ impl fmt::Display for TresCounts {
     }
 }
 
+/// Reads the counts of the TRES in `keep` out of a count string into `out` (0 where absent, the
+/// last value where repeated), without building a map: the per-job path of the scorer. `names`
+/// are the kept TRES as text (`Tres`'s `Display`), matched case-insensitively.
+///
+/// # Errors
+/// An item without `=`, or a kept TRES whose count is not a number with an optional unit.
+///
+/// # Example
+/// ```
+/// use fairshare::config::{Tres, tres::read_kept_counts};
+/// let keep = [Tres::MEM, Tres::gres("gpu")];
+/// let names: Vec<String> = keep.iter().map(|t| t.to_string()).collect();
+/// let mut out = [0; 2];
+/// read_kept_counts("cpu=16,Mem=64G,GRES/gpu=2", &keep, &names, &mut out).unwrap();
+/// assert_eq!(out, [65536, 2]);
+/// ```
+pub fn read_kept_counts(text: &str, keep: &[Tres], names: &[String], out: &mut [u64]) -> Result<(), String> {
+    out.fill(0);
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, value) = item.split_once('=').ok_or_else(|| format!("TRES count {item:?} is not type=count"))?;
+        if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(name.trim())) {
+            out[i] = parse_count(keep[i].kind, value.trim()).map_err(|m| format!("TRES count {item:?}: {m}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// The index of a unit letter in Slurm's `"\0KMGTP"` (`get_unit_type()`), case-insensitive.
 fn unit_index(c: char) -> Option<u32> {
     "KMGTP".find(c.to_ascii_uppercase()).map(|i| i as u32 + 1)

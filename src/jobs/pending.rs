@@ -13,14 +13,16 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::sync::Arc;
+
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 
 use super::text::{Interner, parse_timestamp, split_fields};
 use crate::config::time::{TimeLimit, parse_time};
-use crate::config::tres::{Tres, parse_tres_counts};
+use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
 
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
@@ -63,10 +65,10 @@ impl PendingFormat {
 /// One job as a reader found it.
 struct RawJob<'a> {
     job_id: u64,
-    user: &'a str,
-    account: &'a str,
-    partition: &'a str,
-    qos: &'a str,
+    user: Names<'a>,
+    account: Names<'a>,
+    partition: Names<'a>,
+    qos: Names<'a>,
     submit: i64,
     accrue: Option<i64>,
     min_nodes: u32,
@@ -76,6 +78,34 @@ struct RawJob<'a> {
     site_factor: i32,
     tres_req: &'a str,
     urgency: u8,
+}
+
+/// Names as a reader has them: text (a comma list for partitions and QOS), or already interned.
+#[derive(Clone, Copy)]
+enum Names<'a> {
+    Text(&'a str),
+    Ids(&'a [u32]),
+}
+
+impl Names<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Names::Text(t) => t.is_empty(),
+            Names::Ids(ids) => ids.is_empty(),
+        }
+    }
+
+    /// Appends the ids of these names to `out`, interning text.
+    fn push_ids(&self, names: &mut Interner, out: &mut Vec<u32>) {
+        match self {
+            Names::Text(t) => {
+                for n in t.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    out.push(names.intern(n));
+                }
+            }
+            Names::Ids(ids) => out.extend_from_slice(ids),
+        }
+    }
 }
 
 /// The pending queue, column by column.
@@ -161,34 +191,34 @@ impl PendingJobs {
             tres_req: vec![Vec::new(); keep.len()],
             ..Default::default()
         };
+        let mut kept = KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] };
         match format {
-            PendingFormat::Csv => jobs.read_csv(path)?,
-            PendingFormat::Parquet => jobs.read_parquet(path)?,
-            PendingFormat::SqueueJson => jobs.read_squeue_json(path)?,
+            PendingFormat::Csv => jobs.read_csv(path, &mut kept)?,
+            PendingFormat::Parquet => jobs.read_parquet(path, &mut kept)?,
+            PendingFormat::SqueueJson => jobs.read_squeue_json(path, &mut kept)?,
         }
         Ok(jobs)
     }
 
-    fn push(&mut self, raw: RawJob<'_>, line: u64) -> Result<()> {
+    fn push(&mut self, raw: RawJob<'_>, line: u64, kept: &mut KeptTres) -> Result<()> {
         let err = |m: String| Error::input(&self.source, line, m);
         if raw.user.is_empty() || raw.account.is_empty() || raw.partition.is_empty() {
             return Err(err("user, account and partition must not be empty".into()));
         }
-        let counts = parse_tres_counts(raw.tres_req).map_err(|m| err(format!("tres_req: {m}")))?;
+        read_kept_counts(raw.tres_req, &self.tres, &kept.names, &mut kept.counts)
+            .map_err(|m| err(format!("tres_req: {m}")))?;
         self.job_id.push(raw.job_id);
-        let user = self.names.intern(raw.user);
-        let account = self.names.intern(raw.account);
-        self.user.push(user);
-        self.account.push(account);
-        for p in raw.partition.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let id = self.names.intern(p);
-            self.part_ids.push(id);
+        let (user_at, account_at) = (self.user.len(), self.account.len());
+        raw.user.push_ids(&mut self.names, &mut self.user);
+        raw.account.push_ids(&mut self.names, &mut self.account);
+        if self.user.len() != user_at + 1 || self.account.len() != account_at + 1 {
+            self.user.truncate(user_at);
+            self.account.truncate(account_at);
+            return Err(err("user and account must be single names".into()));
         }
+        raw.partition.push_ids(&mut self.names, &mut self.part_ids);
         self.part_offsets.push(self.part_ids.len() as u32);
-        for q in raw.qos.split(',').map(str::trim).filter(|q| !q.is_empty()) {
-            let id = self.names.intern(q);
-            self.qos_ids.push(id);
-        }
+        raw.qos.push_ids(&mut self.names, &mut self.qos_ids);
         self.qos_offsets.push(self.qos_ids.len() as u32);
         self.submit_time.push(raw.submit);
         self.accrue_time.push(raw.accrue);
@@ -198,14 +228,14 @@ impl PendingJobs {
         self.nice.push(raw.nice);
         self.site_factor.push(raw.site_factor);
         self.urgency.push(raw.urgency);
-        for (col, t) in self.tres_req.iter_mut().zip(&self.tres) {
-            col.push(counts.get(t));
+        for (col, &c) in self.tres_req.iter_mut().zip(&kept.counts) {
+            col.push(c);
         }
         self.line.push(line);
         Ok(())
     }
 
-    fn read_csv(&mut self, path: &Path) -> Result<()> {
+    fn read_csv(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let mut reader = BufReader::with_capacity(1 << 20, file);
         let mut line = String::new();
@@ -235,8 +265,8 @@ impl PendingJobs {
             if fields.len() != cols.width {
                 return Err(err(&format!("expected {} fields, found {}", cols.width, fields.len())));
             }
-            let raw = cols.raw(&fields).map_err(|m| err(&m))?;
-            self.push(raw, line_no)?;
+            let raw = cols.raw(&|i| Cell::Text(&fields[i])).map_err(|m| err(&m))?;
+            self.push(raw, line_no, kept)?;
             buffer = recycle(fields);
         }
         if header.is_none() {
@@ -245,48 +275,81 @@ impl PendingJobs {
         Ok(())
     }
 
-    fn read_parquet(&mut self, path: &Path) -> Result<()> {
+    fn read_parquet(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|b| b.with_batch_size(64 * 1024).build())
+        let plain = ParquetRecordBatchReaderBuilder::try_new(file.try_clone().map_err(|e| Error::io(path, e))?)
             .map_err(|e| Error::format(path, e))?;
+        // Read the name columns as dictionaries: Parquet stores them dictionary-encoded, and each
+        // distinct name is then interned once instead of once per job.
+        let fields: Vec<arrow::datatypes::FieldRef> = plain
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                let name_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos");
+                if name_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+                    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
+                    Arc::new(f.as_ref().clone().with_data_type(dict))
+                } else {
+                    f.clone()
+                }
+            })
+            .collect();
+        drop(plain);
+        let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new_with_options(file, options).map_err(|e| Error::format(path, e))?;
+        let rows = builder.metadata().file_metadata().num_rows().max(0) as usize;
+        self.reserve(rows);
+        // Large batches: each carries its column chunk's whole dictionary, interned per batch.
+        let reader = builder.with_batch_size(1 << 20).build().map_err(|e| Error::format(path, e))?;
         let mut row = 0u64;
         for batch in reader {
             let batch = batch.map_err(|e| Error::format(path, e))?;
-            self.read_batch(path, &batch, &mut row)?;
+            let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+            let cols = Columns::resolve(&names).map_err(|m| Error::input(path, None, m))?;
+            let columns: Vec<Column> = batch
+                .columns()
+                .iter()
+                .map(|a| match a.data_type() {
+                    DataType::Dictionary(..) => Column::names(a, &mut self.names),
+                    _ => Column::from_array(a),
+                })
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| Error::format(path, e))?;
+            for i in 0..batch.num_rows() {
+                row += 1;
+                let raw = cols
+                    .raw(&|c| columns[c].cell(i))
+                    .map_err(|m| Error::input(path, row, format!("row {row}: {m}")))?;
+                self.push(raw, row, kept)?;
+            }
         }
         Ok(())
     }
 
-    fn read_batch(&mut self, path: &Path, batch: &RecordBatch, row: &mut u64) -> Result<()> {
-        let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
-        let cols = Columns::resolve(&names).map_err(|m| Error::input(path, None, m))?;
-        // Every column as text: one code path with the CSV reader, and time columns may hold
-        // either epoch seconds or datetimes.
-        let text: Vec<ArrayRef> = batch
-            .columns()
-            .iter()
-            .map(|c| match c.data_type() {
-                DataType::Timestamp(..) => cast(&cast(c, &DataType::Int64)?, &DataType::Utf8),
-                _ => cast(c, &DataType::Utf8),
-            })
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::format(path, e))?;
-        let mut fields: Vec<Cow<'_, str>> = Vec::with_capacity(text.len());
-        for i in 0..batch.num_rows() {
-            *row += 1;
-            fields.clear();
-            fields.extend(text.iter().map(|a| {
-                let s = a.as_string::<i32>();
-                Cow::Borrowed(if s.is_null(i) { "" } else { s.value(i) })
-            }));
-            let raw = cols.raw(&fields).map_err(|m| Error::input(path, *row, format!("row {}: {m}", *row)))?;
-            self.push(raw, *row)?;
+    fn reserve(&mut self, n: usize) {
+        self.job_id.reserve(n);
+        self.user.reserve(n);
+        self.account.reserve(n);
+        self.part_offsets.reserve(n);
+        self.part_ids.reserve(n);
+        self.qos_offsets.reserve(n);
+        self.submit_time.reserve(n);
+        self.accrue_time.reserve(n);
+        self.min_nodes.reserve(n);
+        self.cpus.reserve(n);
+        self.time_limit.reserve(n);
+        self.nice.reserve(n);
+        self.site_factor.reserve(n);
+        self.urgency.reserve(n);
+        self.line.reserve(n);
+        for c in &mut self.tres_req {
+            c.reserve(n);
         }
-        Ok(())
     }
 
-    fn read_squeue_json(&mut self, path: &Path) -> Result<()> {
+    fn read_squeue_json(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let doc: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| Error::input(path, e.line() as u64, format!("not JSON: {e}")))?;
@@ -314,10 +377,10 @@ impl PendingJobs {
             };
             let raw = RawJob {
                 job_id: int("job_id").ok_or_else(|| err("no job_id".into()))? as u64,
-                user: &user,
-                account: &account,
-                partition: &partition,
-                qos: &qos,
+                user: Names::Text(&user),
+                account: Names::Text(&account),
+                partition: Names::Text(&partition),
+                qos: Names::Text(&qos),
                 submit,
                 accrue,
                 min_nodes: int("node_count").unwrap_or(1) as u32,
@@ -328,9 +391,75 @@ impl PendingJobs {
                 tres_req: &tres,
                 urgency: DEFAULT_URGENCY,
             };
-            self.push(raw, row)?;
+            self.push(raw, row, kept)?;
         }
         Ok(())
+    }
+}
+
+/// The TRES the scorer needs, as text, and a reusable buffer for one job's counts.
+struct KeptTres {
+    names: Vec<String>,
+    counts: Vec<u64>,
+}
+
+/// One value of a job row: text (CSV, JSON, string columns) or an integer (typed Parquet columns).
+#[derive(Clone, Copy)]
+enum Cell<'a> {
+    Text(&'a str),
+    Int(i64),
+    /// A dictionary-encoded name column, already interned.
+    Ids(&'a [u32]),
+    Null,
+}
+
+/// A Parquet column in the form the reader consumes it.
+enum Column {
+    Text(arrow::array::StringArray),
+    Int(arrow::array::Int64Array),
+    /// Dictionary keys and, per dictionary value, its interned names (a comma list may hold several).
+    Names(arrow::array::Int32Array, Vec<Vec<u32>>),
+}
+
+impl Column {
+    /// Integers and timestamps (in seconds) stay numbers; anything else becomes text.
+    fn from_array(a: &ArrayRef) -> std::result::Result<Self, arrow::error::ArrowError> {
+        Ok(match a.data_type() {
+            DataType::Timestamp(..) => {
+                let secs = cast(a, &DataType::Timestamp(arrow::datatypes::TimeUnit::Second, None))?;
+                Column::Int(cast(&secs, &DataType::Int64)?.as_primitive::<arrow::datatypes::Int64Type>().clone())
+            }
+            t if t.is_integer() => {
+                Column::Int(cast(a, &DataType::Int64)?.as_primitive::<arrow::datatypes::Int64Type>().clone())
+            }
+            _ => Column::Text(cast(a, &DataType::Utf8)?.as_string::<i32>().clone()),
+        })
+    }
+
+    /// Interns each value of a dictionary once, so rows carry ids without hashing.
+    fn names(a: &ArrayRef, names: &mut Interner) -> std::result::Result<Self, arrow::error::ArrowError> {
+        let dict = a.as_dictionary::<arrow::datatypes::Int32Type>();
+        let values = cast(dict.values(), &DataType::Utf8)?;
+        let values = values.as_string::<i32>();
+        let lists = (0..values.len())
+            .map(|v| {
+                let mut ids = Vec::new();
+                if values.is_valid(v) {
+                    Names::Text(values.value(v)).push_ids(names, &mut ids);
+                }
+                ids
+            })
+            .collect();
+        Ok(Column::Names(dict.keys().clone(), lists))
+    }
+
+    fn cell(&self, i: usize) -> Cell<'_> {
+        match self {
+            Column::Text(a) if a.is_valid(i) => Cell::Text(a.value(i)),
+            Column::Int(a) if a.is_valid(i) => Cell::Int(a.value(i)),
+            Column::Names(keys, lists) if keys.is_valid(i) => Cell::Ids(&lists[keys.value(i) as usize]),
+            _ => Cell::Null,
+        }
     }
 }
 
@@ -413,47 +542,66 @@ impl Columns {
         })
     }
 
-    fn raw<'a>(&self, f: &'a [Cow<'a, str>]) -> Result<RawJob<'a>, String> {
-        let get = |i: usize| f[i].trim();
+    fn raw<'a>(&self, cell: &dyn Fn(usize) -> Cell<'a>) -> Result<RawJob<'a>, String> {
+        let text = |i: usize| match cell(i) {
+            Cell::Text(t) => t.trim(),
+            _ => "",
+        };
+        let names = |i: usize| match cell(i) {
+            Cell::Ids(ids) => Names::Ids(ids),
+            _ => Names::Text(text(i)),
+        };
         let int = |i: usize, what: &str, default: i64, range: std::ops::RangeInclusive<i64>| -> Result<i64, String> {
-            match get(i) {
-                "" => Ok(default),
-                t => t
-                    .parse::<i64>()
-                    .ok()
-                    .filter(|v| range.contains(v))
-                    .ok_or_else(|| format!("{what} {t:?} is not an integer in {range:?}")),
+            let v = match cell(i) {
+                Cell::Null | Cell::Ids(_) => return Ok(default),
+                Cell::Int(v) => v,
+                Cell::Text(t) if t.trim().is_empty() => return Ok(default),
+                Cell::Text(t) => {
+                    t.trim().parse::<i64>().map_err(|_| format!("{what} {:?} is not an integer", t.trim()))?
+                }
+            };
+            if range.contains(&v) { Ok(v) } else { Err(format!("{what} {v} is not in {range:?}")) }
+        };
+        let time = |i: usize, what: &str| -> Result<Option<i64>, String> {
+            match cell(i) {
+                Cell::Null | Cell::Ids(_) => Ok(None),
+                Cell::Int(v) => Ok(Some(v)),
+                Cell::Text(t) => match t.trim() {
+                    "" | "Unknown" | "None" => Ok(None),
+                    t => parse_timestamp(t).map(Some).map_err(|m| format!("{what}: {m}")),
+                },
             }
         };
-        let time_limit = match get(self.time_limit) {
-            "" => NO_VAL,
-            t => match parse_time(t).map_err(|m| format!("time_limit: {m}"))? {
-                TimeLimit::Unlimited => NO_VAL,
-                TimeLimit::Minutes(m) => m,
-            },
+        let time_limit = match cell(self.time_limit) {
+            Cell::Int(m) => u32::try_from(m).map_err(|_| format!("time_limit {m} is not a number of minutes"))?,
+            Cell::Text(t) if !t.trim().is_empty() => {
+                match parse_time(t.trim()).map_err(|m| format!("time_limit: {m}"))? {
+                    TimeLimit::Unlimited => NO_VAL,
+                    TimeLimit::Minutes(m) => m,
+                }
+            }
+            _ => NO_VAL,
         };
-        let job_id = get(self.job_id)
-            .parse::<u64>()
-            .map_err(|_| format!("job_id {:?} is not a non-negative integer", get(self.job_id)))?;
-        let accrue = match get(self.accrue) {
-            "" | "0" | "Unknown" | "None" => None,
-            t => Some(parse_timestamp(t).map_err(|m| format!("accrue_time: {m}"))?),
-        };
+        if matches!(cell(self.job_id), Cell::Null) || matches!(cell(self.job_id), Cell::Text(t) if t.trim().is_empty())
+        {
+            return Err("job_id is empty".into());
+        }
         Ok(RawJob {
-            job_id,
-            user: get(self.user),
-            account: get(self.account),
-            partition: get(self.partition),
-            qos: get(self.qos),
-            submit: parse_timestamp(get(self.submit)).map_err(|m| format!("submit_time: {m}"))?,
-            accrue,
+            job_id: int(self.job_id, "job_id", 0, 0..=i64::MAX)? as u64,
+            user: names(self.user),
+            account: names(self.account),
+            partition: names(self.partition),
+            qos: names(self.qos),
+            submit: time(self.submit, "submit_time")?.ok_or("submit_time is empty")?,
+            // Slurm's accrue time 0 means "not yet eligible".
+            accrue: time(self.accrue, "accrue_time")?.filter(|&t| t != 0),
             min_nodes: int(self.min_nodes, "min_nodes", 1, 0..=u32::MAX as i64)? as u32,
             cpus: int(self.cpus, "cpus", 0, 0..=u32::MAX as i64)? as u32,
             time_limit,
             // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
             nice: int(self.nice, "nice", 0, -2_147_483_645..=2_147_483_645)? as i32,
             site_factor: int(self.site_factor, "site_factor", 0, -2_147_483_645..=2_147_483_645)? as i32,
-            tres_req: get(self.tres_req),
+            tres_req: text(self.tres_req),
             urgency: match self.urgency {
                 Some(i) => int(i, "urgency", DEFAULT_URGENCY.into(), 0..=31)? as u8,
                 None => DEFAULT_URGENCY,

@@ -118,7 +118,7 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) 
 ///
 /// # Errors
 /// Never in practice: the columns are built to match.
-pub fn jobs_batch(scores: &Scores, jobs: &PendingJobs, weights: &Weights) -> Result<RecordBatch> {
+pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Result<RecordBatch> {
     let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
         let values = StringArray::from_iter_values((0..jobs.names.len() as u32).map(|i| jobs.names.name(i)));
         let keys = UInt32Array::from_iter(ids.into_iter().map(|k| (k != NONE).then_some(k)));
@@ -127,28 +127,29 @@ pub fn jobs_batch(scores: &Scores, jobs: &PendingJobs, weights: &Weights) -> Res
         Ok(Arc::new(a))
     };
     let per_row = |f: &dyn Fn(usize) -> u32| -> Vec<u32> { scores.job.iter().map(|&j| f(j as usize)).collect() };
-    let f64s = |v: &[f64]| -> ArrayRef { Arc::new(Float64Array::from(v.to_vec())) };
+    // The score columns move into Arrow without a copy.
+    let f64s = |v: Vec<f64>| -> ArrayRef { Arc::new(Float64Array::from(v)) };
     let mut columns: Vec<(String, ArrayRef)> = vec![
         ("job_id".into(), Arc::new(UInt64Array::from_iter_values(scores.job.iter().map(|&j| jobs.job_id[j as usize])))),
         ("user".into(), dict(per_row(&|j| jobs.user[j]))?),
         ("account".into(), dict(per_row(&|j| jobs.account[j]))?),
-        ("partition".into(), dict(scores.partition.clone())?),
-        ("qos".into(), dict(scores.qos.clone())?),
+        ("partition".into(), dict(scores.partition)?),
+        ("qos".into(), dict(scores.qos)?),
         ("assoc_found".into(), Arc::new(BooleanArray::from_iter(scores.assoc.iter().map(|&a| Some(a != NONE))))),
-        ("priority".into(), Arc::new(UInt32Array::from(scores.priority.clone()))),
-        ("prio_age".into(), f64s(&scores.age)),
-        ("prio_assoc".into(), f64s(&scores.assoc_factor)),
-        ("prio_fairshare".into(), f64s(&scores.fairshare)),
-        ("prio_jobsize".into(), f64s(&scores.job_size)),
-        ("prio_partition".into(), f64s(&scores.partition_factor)),
-        ("prio_qos".into(), f64s(&scores.qos_factor)),
+        ("priority".into(), Arc::new(UInt32Array::from(scores.priority))),
+        ("prio_age".into(), f64s(scores.age)),
+        ("prio_assoc".into(), f64s(scores.assoc_factor)),
+        ("prio_fairshare".into(), f64s(scores.fairshare)),
+        ("prio_jobsize".into(), f64s(scores.job_size)),
+        ("prio_partition".into(), f64s(scores.partition_factor)),
+        ("prio_qos".into(), f64s(scores.qos_factor)),
         (
             "site_factor".into(),
             Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.site_factor[j as usize]))),
         ),
         ("nice".into(), Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.nice[j as usize])))),
     ];
-    for ((tres, _), col) in weights.tres.iter().zip(&scores.tres) {
+    for ((tres, _), col) in weights.tres.iter().zip(scores.tres) {
         columns.push((format!("prio_tres_{}", tres.to_string().replace('/', "_")), f64s(col)));
     }
     let schema = Schema::new(
