@@ -82,7 +82,7 @@ fn jobs<'a>(tree: &'a TreeInput, spec: &QueueSpec) -> impl Iterator<Item = Job<'
     let users: Vec<(&str, &str)> =
         tree.records.iter().filter_map(|r| r.user.as_deref().map(|u| (u, r.account.as_str()))).collect();
     assert!(!users.is_empty(), "the tree has no user association");
-    let mut rng = SplitMix64(spec.seed ^ 0x51ED_0F_1A55);
+    let mut rng = SplitMix64(spec.seed ^ 0x0051_ED0F_1A55);
     let now = spec.now;
     (0..spec.jobs as u64).map(move |i| {
         let (user, account) = users[rng.below(users.len() as u64) as usize];
