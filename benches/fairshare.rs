@@ -5,6 +5,8 @@
 //! | `fair_tree`, `classic`, `flux` | one pass, [`compute`] on a built [`AssocTree`] | 10^3, 10^4, 10^5, 10^6 |
 //! | `build` | [`AssocTree::build`] from generated records (cloning them is not timed) | 10^5, 10^6 |
 //! | `parquet_roundtrip` | tree Parquet in → Fair Tree → results Parquet out, as `fairshare compute` does | 10^5, 10^6 |
+//! | `score` | the multifactor kernel alone ([`SlurmPriority::score_into`], output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
+//! | `copy` | a plain copy of the bytes `score` reads and writes per job, for the ratio | 10^5, 10^6 jobs |
 //!
 //! With `FAIRSHARE_BENCH_10M=1` the pass and Parquet groups also run 10^7 associations (several GB of
 //! memory, minutes per benchmark).
@@ -40,10 +42,13 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use data_gen::site::QueueSpec;
 use data_gen::{TreeSpec, generate_tree};
 use fairshare::fairshare::{Algorithm, Params, compute};
 use fairshare::io::{TreeFormat, parquet_tree, read_tree};
+use fairshare::jobs::PendingJobs;
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+use fairshare::priority::SlurmPriority;
 use fairshare::tree::AssocTree;
 
 #[global_allocator]
@@ -152,5 +157,75 @@ fn roundtrip(tree_file: &Path, out_file: &Path, params: &Params) {
     write_parquet(out_file, &association_batch(&tree, &result), metadata(&result, &source)).expect("results written");
 }
 
-criterion_group!(benches, passes, build, parquet_roundtrip);
+/// A scored site: the data-gen site's tree (10^5 associations, classic fair-share) and a queue of `n`
+/// jobs, read from Parquet once.
+struct Site {
+    dir: tempfile::TempDir,
+    tree: AssocTree,
+    fs: fairshare::fairshare::FairShare,
+    jobs: PendingJobs,
+}
+
+fn site(n: usize) -> Site {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = generate_tree(&TreeSpec::new(100_000, SEED));
+    let spec = QueueSpec { jobs: n, seed: SEED, now: NOW };
+    data_gen::site::write_pending_parquet(&dir.path().join("pending.parquet"), &input, &spec).expect("queue");
+    std::fs::write(dir.path().join("slurm.conf"), data_gen::site::SLURM_CONF).expect("conf");
+    let tree = AssocTree::build(input).expect("tree");
+    let fs = compute(&tree, &Params::new(Algorithm::Classic)).expect("pass");
+    let conf = fairshare::config::slurm_conf::read(&dir.path().join("slurm.conf")).expect("conf");
+    let keys = fairshare::priority::Weights::from_conf(&conf).tres_keys();
+    let jobs = PendingJobs::read(&dir.path().join("pending.parquet"), None, &keys).expect("queue");
+    Site { dir, tree, fs, jobs }
+}
+
+/// The queue's observation time.
+const NOW: i64 = 1_767_830_400;
+
+/// `score`: every factor of every (job, partition, QOS) row; `copy`: the same bytes moved plainly.
+fn score(c: &mut Criterion) {
+    for n in with_10m(vec![100_000, 1_000_000]) {
+        let site = LazyCell::new(|| site(n));
+        let mut group = c.benchmark_group("score");
+        configure(&mut group, n);
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            let site = &*site;
+            let conf = fairshare::config::slurm_conf::read(&site.dir.path().join("slurm.conf")).expect("conf");
+            let prio = SlurmPriority::new(&conf, None, NOW);
+            let mut scores = fairshare::priority::Scores::default();
+            b.iter(|| prio.score_into(black_box(&site.jobs), &site.tree, &site.fs, &mut scores).expect("scores"));
+        });
+        group.finish();
+        let mut group = c.benchmark_group("copy");
+        configure(&mut group, n);
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            let jobs = &site.jobs;
+            let mut to = jobs.clone();
+            // Per row `score` writes nine f64 columns and one u32 column.
+            let mut out = vec![0.0f64; 10 * jobs.part_ids.len()];
+            b.iter(|| {
+                to.user.copy_from_slice(&jobs.user);
+                to.account.copy_from_slice(&jobs.account);
+                to.part_ids.copy_from_slice(&jobs.part_ids);
+                to.qos_ids.copy_from_slice(&jobs.qos_ids);
+                to.submit_time.copy_from_slice(&jobs.submit_time);
+                to.accrue_time.copy_from_slice(&jobs.accrue_time);
+                to.min_nodes.copy_from_slice(&jobs.min_nodes);
+                to.cpus.copy_from_slice(&jobs.cpus);
+                to.time_limit.copy_from_slice(&jobs.time_limit);
+                to.nice.copy_from_slice(&jobs.nice);
+                to.site_factor.copy_from_slice(&jobs.site_factor);
+                for (t, f) in to.tres_req.iter_mut().zip(&jobs.tres_req) {
+                    t.copy_from_slice(f);
+                }
+                out.fill(black_box(1.0));
+                black_box((&to, &out));
+            });
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, passes, build, parquet_roundtrip, score);
 criterion_main!(benches);

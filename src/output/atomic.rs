@@ -31,11 +31,6 @@ impl AtomicFile {
         Ok(AtomicFile { target: target.to_path_buf(), temp, file: Some(BufWriter::new(file)) })
     }
 
-    /// The final path.
-    pub fn target(&self) -> &Path {
-        &self.target
-    }
-
     /// Flushes, syncs and renames the file into place.
     ///
     /// # Errors

@@ -6,10 +6,7 @@
 
 pub mod flux;
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
-use rustc_hash::FxBuildHasher;
 
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres};
 use crate::error::{Error, Result};
@@ -74,7 +71,7 @@ struct PartitionInfo {
     norm: f64,
     tier: u16,
     max_time: u32,
-    tres_total: Vec<f64>,
+    tres_total: [f64; MAX_TRES],
 }
 
 /// Scored rows, one per (job, partition, QOS), column by column. Factors are weighted.
@@ -164,70 +161,84 @@ impl<'a> SlurmPriority<'a> {
     /// A job naming a partition that slurm.conf does not define, or a QOS missing from the QOS
     /// dump, with the job's line.
     pub fn score(&self, jobs: &PendingJobs, tree: &AssocTree, fs: &FairShare) -> Result<(Scores, Vec<usize>)> {
+        let mut scores = Scores::default();
+        let unknown = self.score_into(jobs, tree, fs, &mut scores)?;
+        Ok((scores, unknown))
+    }
+
+    /// [`Self::score`] into `s`, reusing its columns' memory (a site scoring its queue every few
+    /// minutes, or a benchmark, keeps one `Scores`).
+    ///
+    /// # Errors
+    /// As [`Self::score`].
+    pub fn score_into(
+        &self,
+        jobs: &PendingJobs,
+        tree: &AssocTree,
+        fs: &FairShare,
+        s: &mut Scores,
+    ) -> Result<Vec<usize>> {
         let tres_keys = self.weights.tres_keys();
         if jobs.tres != tres_keys {
             return Err(Error::Usage("the pending jobs were read for other PriorityWeightTRES entries".into()));
         }
-        let parts = self.partitions(jobs, &tres_keys)?;
-        let qos = self.qos_table(jobs)?;
-        let assoc_of = AssocIndex::new(tree, jobs);
-        let assoc_prio = assoc_priorities(tree, self.flags.no_normal_assoc);
-
-        // Rows: partitions by descending PriorityTier (stable), times each QOS.
-        let mut rows_job = Vec::with_capacity(jobs.len());
-        let mut rows_part = Vec::with_capacity(jobs.len());
-        let mut rows_qos = Vec::with_capacity(jobs.len());
-        let mut rows_assoc = Vec::with_capacity(jobs.len());
-        let mut unknown = Vec::new();
-        let mut ordered: Vec<u32> = Vec::new();
-        for j in 0..jobs.len() {
-            ordered.clear();
-            ordered.extend_from_slice(jobs.partitions(j));
-            ordered.sort_by_key(|&p| std::cmp::Reverse(parts[&p].tier));
-            let qs = jobs.qos(j);
-            let mut missing = false;
-            for &p in &ordered {
-                let a = assoc_of.find(jobs.user[j], jobs.account[j], p);
-                missing |= a == NONE;
-                for &q in if qs.is_empty() { &[NONE][..] } else { qs } {
-                    rows_job.push(j as u32);
-                    rows_part.push(p);
-                    rows_qos.push(q);
-                    rows_assoc.push(a);
-                }
-            }
-            if missing {
-                unknown.push(j);
-            }
+        if tres_keys.len() > MAX_TRES {
+            return Err(Error::Usage(format!("more than {MAX_TRES} PriorityWeightTRES entries")));
         }
+        let (part_slot, parts) = self.partitions(jobs, &tres_keys)?;
+        let qos = self.qos_table(jobs)?;
+        let assoc_prio = assoc_priorities(tree, self.flags.no_normal_assoc);
+        let assoc_of = AssocIndex::new(tree, jobs, &fs.fs_factor, &assoc_prio);
 
-        let n = rows_job.len();
-        let w = &self.weights;
-        let mut s = Scores {
-            job: rows_job,
-            partition: rows_part,
-            qos: rows_qos,
-            assoc: rows_assoc,
-            age: vec![0.0; n],
-            assoc_factor: vec![0.0; n],
-            fairshare: vec![0.0; n],
-            job_size: vec![0.0; n],
-            partition_factor: vec![0.0; n],
-            qos_factor: vec![0.0; n],
-            tres: vec![vec![0.0; n]; w.tres.len()],
-            priority: vec![0; n],
-            sprio_sum: vec![0.0; n],
+        // A job has one row per partition and QOS; rows of a job are contiguous.
+        let mut offsets = Vec::with_capacity(jobs.len() + 1);
+        offsets.push(0usize);
+        for j in 0..jobs.len() {
+            offsets.push(offsets[j] + jobs.partitions(j).len() * jobs.qos(j).len().max(1));
+        }
+        let n = offsets[jobs.len()];
+        let k = tres_keys.len();
+        // Every row is overwritten below; sizing only touches new memory.
+        fn size<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+            v.resize(n, T::default());
+        }
+        size(&mut s.job, n);
+        size(&mut s.partition, n);
+        size(&mut s.qos, n);
+        size(&mut s.assoc, n);
+        size(&mut s.age, n);
+        size(&mut s.assoc_factor, n);
+        size(&mut s.fairshare, n);
+        size(&mut s.job_size, n);
+        size(&mut s.partition_factor, n);
+        size(&mut s.qos_factor, n);
+        s.tres.resize_with(k, Vec::new);
+        for c in &mut s.tres {
+            size(c, n);
+        }
+        size(&mut s.priority, n);
+        size(&mut s.sprio_sum, n);
+        let ctx = RowContext {
+            p: self,
+            jobs,
+            part_slot: &part_slot,
+            parts: &parts,
+            qos: &qos,
+            assoc_of: &assoc_of,
+            fs: &fs.fs_factor,
+            assoc_prio: &assoc_prio,
         };
-        let ctx = RowContext { p: self, jobs, parts: &parts, qos: &qos, fs: &fs.fs_factor, assoc_prio: &assoc_prio };
-        fill_rows(&mut s, &ctx);
-        Ok((s, unknown))
+        Ok(fill_rows(s, &offsets, &ctx))
     }
 
-    fn partitions(&self, jobs: &PendingJobs, tres: &[Tres]) -> Result<HashMap<u32, PartitionInfo, FxBuildHasher>> {
-        let mut out = HashMap::with_hasher(FxBuildHasher);
+    /// The settings of every partition the queue names, and each name id's slot among them
+    /// ([`NONE`] for names that are not partitions).
+    fn partitions(&self, jobs: &PendingJobs, tres: &[Tres]) -> Result<(Vec<u32>, Vec<PartitionInfo>)> {
+        let mut slot = vec![NONE; jobs.names.len()];
+        let mut infos = Vec::new();
         for j in 0..jobs.len() {
             for &p in jobs.partitions(j) {
-                if out.contains_key(&p) {
+                if slot[p as usize] != NONE {
                     continue;
                 }
                 let name = jobs.names.name(p);
@@ -238,44 +249,43 @@ impl<'a> SlurmPriority<'a> {
                         format!("partition {name:?} is not defined in slurm.conf"),
                     ));
                 };
-                out.insert(
-                    p,
-                    PartitionInfo {
-                        job_factor: part.priority_job_factor.into(),
-                        norm: part.norm_priority,
-                        tier: part.priority_tier,
-                        max_time: part.max_time.slurm_minutes(),
-                        tres_total: tres.iter().map(|t| part.tres.get(t) as f64).collect(),
-                    },
-                );
+                let mut tres_total = [0.0; MAX_TRES];
+                for (t_slot, t) in tres_total.iter_mut().zip(tres) {
+                    *t_slot = part.tres.get(t) as f64;
+                }
+                slot[p as usize] = infos.len() as u32;
+                infos.push(PartitionInfo {
+                    job_factor: part.priority_job_factor.into(),
+                    norm: part.norm_priority,
+                    tier: part.priority_tier,
+                    max_time: part.max_time.slurm_minutes(),
+                    tres_total,
+                });
             }
         }
-        Ok(out)
+        Ok((slot, infos))
     }
 
-    /// (priority, normalized priority) per QOS name id; all 0 without a QOS dump.
-    fn qos_table(&self, jobs: &PendingJobs) -> Result<HashMap<u32, (f64, f64), FxBuildHasher>> {
-        let mut out = HashMap::with_hasher(FxBuildHasher);
+    /// (priority, normalized priority) by QOS name id; all 0 without a QOS dump.
+    fn qos_table(&self, jobs: &PendingJobs) -> Result<Vec<(f64, f64)>> {
+        let mut out = vec![(0.0, 0.0); jobs.names.len()];
+        let mut seen = vec![false; jobs.names.len()];
         for j in 0..jobs.len() {
             for &q in jobs.qos(j) {
-                if out.contains_key(&q) {
+                if std::mem::replace(&mut seen[q as usize], true) {
                     continue;
                 }
                 let name = jobs.names.name(q);
-                let value = match self.qos {
-                    None => (0.0, 0.0),
-                    Some(table) => match table.get(name) {
-                        Some(qos) => (qos.priority.into(), qos.norm_priority),
-                        None => {
-                            return Err(Error::input(
-                                &jobs.source,
-                                jobs.line[j],
-                                format!("QOS {name:?} is not in the QOS dump"),
-                            ));
-                        }
-                    },
-                };
-                out.insert(q, value);
+                if let Some(table) = self.qos {
+                    let Some(qos) = table.get(name) else {
+                        return Err(Error::input(
+                            &jobs.source,
+                            jobs.line[j],
+                            format!("QOS {name:?} is not in the QOS dump"),
+                        ));
+                    };
+                    out[q as usize] = (qos.priority.into(), qos.norm_priority);
+                }
             }
         }
         Ok(out)
@@ -285,151 +295,172 @@ impl<'a> SlurmPriority<'a> {
 struct RowContext<'a> {
     p: &'a SlurmPriority<'a>,
     jobs: &'a PendingJobs,
-    parts: &'a HashMap<u32, PartitionInfo, FxBuildHasher>,
-    qos: &'a HashMap<u32, (f64, f64), FxBuildHasher>,
+    part_slot: &'a [u32],
+    parts: &'a [PartitionInfo],
+    qos: &'a [(f64, f64)],
+    assoc_of: &'a AssocIndex,
     fs: &'a [f64],
     assoc_prio: &'a [f64],
 }
 
-/// Fills every row's factors, chunk by chunk.
-fn fill_rows(s: &mut Scores, ctx: &RowContext<'_>) {
-    let n = s.len();
-    let k = s.tres.len();
-    // Per chunk, every output column is split at the same bounds; rayon runs chunks in parallel.
-    let starts: Vec<usize> = (0..n).step_by(CHUNK).collect();
-    let mut chunks: Vec<ChunkOut<'_>> = Vec::with_capacity(starts.len());
-    {
-        let mut age = &mut s.age[..];
-        let mut assoc = &mut s.assoc_factor[..];
-        let mut fsv = &mut s.fairshare[..];
-        let mut js = &mut s.job_size[..];
-        let mut part = &mut s.partition_factor[..];
-        let mut qos = &mut s.qos_factor[..];
-        let mut prio = &mut s.priority[..];
-        let mut sum = &mut s.sprio_sum[..];
-        let mut tres: Vec<&mut [f64]> = s.tres.iter_mut().map(|c| &mut c[..]).collect();
-        for &start in &starts {
-            let len = CHUNK.min(n - start);
-            macro_rules! take {
-                ($v:ident) => {{
-                    let (a, b) = std::mem::take(&mut $v).split_at_mut(len);
-                    $v = b;
-                    a
-                }};
-            }
-            let tres_chunk = tres
-                .iter_mut()
-                .map(|c| {
-                    let (a, b) = std::mem::take(c).split_at_mut(len);
-                    *c = b;
-                    a
-                })
-                .collect();
-            chunks.push(ChunkOut {
-                start,
-                age: take!(age),
-                assoc: take!(assoc),
-                fs: take!(fsv),
-                js: take!(js),
-                part: take!(part),
-                qos: take!(qos),
-                tres: tres_chunk,
-                priority: take!(prio),
-                sum: take!(sum),
-            });
+/// The output columns of a run of rows.
+struct RowsOut<'a> {
+    job: &'a mut [u32],
+    partition: &'a mut [u32],
+    qos: &'a mut [u32],
+    assoc: &'a mut [u32],
+    age: &'a mut [f64],
+    assoc_factor: &'a mut [f64],
+    fairshare: &'a mut [f64],
+    job_size: &'a mut [f64],
+    partition_factor: &'a mut [f64],
+    qos_factor: &'a mut [f64],
+    tres: Vec<&'a mut [f64]>,
+    priority: &'a mut [u32],
+    sprio_sum: &'a mut [f64],
+}
+
+impl<'a> RowsOut<'a> {
+    fn of(s: &'a mut Scores) -> Self {
+        RowsOut {
+            job: &mut s.job,
+            partition: &mut s.partition,
+            qos: &mut s.qos,
+            assoc: &mut s.assoc,
+            age: &mut s.age,
+            assoc_factor: &mut s.assoc_factor,
+            fairshare: &mut s.fairshare,
+            job_size: &mut s.job_size,
+            partition_factor: &mut s.partition_factor,
+            qos_factor: &mut s.qos_factor,
+            tres: s.tres.iter_mut().map(|c| &mut c[..]).collect(),
+            priority: &mut s.priority,
+            sprio_sum: &mut s.sprio_sum,
         }
     }
-    let (job, partition, qos, assoc) = (&s.job, &s.partition, &s.qos, &s.assoc);
-    let run = |c: &mut ChunkOut<'_>| {
-        for i in 0..c.age.len() {
-            let r = c.start + i;
-            let f = row_factors(ctx, job[r] as usize, partition[r], qos[r], assoc[r], k);
-            c.age[i] = f.age;
-            c.assoc[i] = f.assoc;
-            c.fs[i] = f.fs;
-            c.js[i] = f.js;
-            c.part[i] = f.part;
-            c.qos[i] = f.qos;
-            for (col, v) in c.tres.iter_mut().zip(&f.tres[..k]) {
-                col[i] = *v;
-            }
-            c.priority[i] = f.priority;
-            c.sum[i] = f.sprio_sum;
+
+    /// Splits off the first `len` rows of every column.
+    fn split_off_front(&mut self, len: usize) -> RowsOut<'a> {
+        fn cut<'a, T>(v: &mut &'a mut [T], len: usize) -> &'a mut [T] {
+            let (a, b) = std::mem::take(v).split_at_mut(len);
+            *v = b;
+            a
         }
-    };
-    if chunks.len() <= 1 {
-        chunks.iter_mut().for_each(run);
-    } else {
-        chunks.par_iter_mut().for_each(run);
+        RowsOut {
+            job: cut(&mut self.job, len),
+            partition: cut(&mut self.partition, len),
+            qos: cut(&mut self.qos, len),
+            assoc: cut(&mut self.assoc, len),
+            age: cut(&mut self.age, len),
+            assoc_factor: cut(&mut self.assoc_factor, len),
+            fairshare: cut(&mut self.fairshare, len),
+            job_size: cut(&mut self.job_size, len),
+            partition_factor: cut(&mut self.partition_factor, len),
+            qos_factor: cut(&mut self.qos_factor, len),
+            tres: self.tres.iter_mut().map(|c| cut(c, len)).collect(),
+            priority: cut(&mut self.priority, len),
+            sprio_sum: cut(&mut self.sprio_sum, len),
+        }
     }
 }
 
-struct ChunkOut<'a> {
-    start: usize,
-    age: &'a mut [f64],
-    assoc: &'a mut [f64],
-    fs: &'a mut [f64],
-    js: &'a mut [f64],
-    part: &'a mut [f64],
-    qos: &'a mut [f64],
-    tres: Vec<&'a mut [f64]>,
-    priority: &'a mut [u32],
-    sum: &'a mut [f64],
+/// Fills every row, in chunks of jobs across rayon (each chunk owns its rows' slices), and returns
+/// the jobs without an association, in job order.
+fn fill_rows(s: &mut Scores, offsets: &[usize], ctx: &RowContext<'_>) -> Vec<usize> {
+    let jobs = offsets.len() - 1;
+    let job_chunk = (CHUNK / 2).max(1);
+    let mut all = RowsOut::of(s);
+    let mut chunks: Vec<(std::ops::Range<usize>, RowsOut<'_>)> = Vec::new();
+    for start in (0..jobs).step_by(job_chunk) {
+        let end = (start + job_chunk).min(jobs);
+        let rows = all.split_off_front(offsets[end] - offsets[start]);
+        chunks.push((start..end, rows));
+    }
+    let run = |(range, out): &mut (std::ops::Range<usize>, RowsOut<'_>)| -> Vec<usize> {
+        let mut unknown = Vec::new();
+        let mut ordered: Vec<u32> = Vec::new();
+        let mut r = 0;
+        for j in range.clone() {
+            if fill_job(ctx, j, out, &mut r, &mut ordered) {
+                unknown.push(j);
+            }
+        }
+        unknown
+    };
+    let unknown: Vec<Vec<usize>> =
+        if chunks.len() <= 1 { chunks.iter_mut().map(run).collect() } else { chunks.par_iter_mut().map(run).collect() };
+    unknown.concat()
+}
+
+/// Writes job `j`'s rows from row `*r` on: partitions by descending PriorityTier (stable), each
+/// times each QOS. Returns true when the job has no association in some partition.
+fn fill_job(ctx: &RowContext<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut usize, ordered: &mut Vec<u32>) -> bool {
+    let jobs = ctx.jobs;
+    let parts = jobs.partitions(j);
+    let parts: &[u32] = if parts.len() == 1 {
+        parts
+    } else {
+        ordered.clear();
+        ordered.extend_from_slice(parts);
+        ordered.sort_by_key(|&p| std::cmp::Reverse(ctx.parts[ctx.part_slot[p as usize] as usize].tier));
+        ordered
+    };
+    let qs = jobs.qos(j);
+    let qs: &[u32] = if qs.is_empty() { &[NONE] } else { qs };
+    let mut missing = false;
+    for &p in parts {
+        let a = ctx.assoc_of.find(jobs.user[j], jobs.account[j], p, ctx.fs, ctx.assoc_prio);
+        missing |= a.row == NONE;
+        for &q in qs {
+            write_row(ctx, j, p, q, a, out, *r);
+            *r += 1;
+        }
+    }
+    missing
 }
 
 /// Up to this many weighted TRES are scored without allocating (Slurm sites weigh a handful).
 const MAX_TRES: usize = 32;
 
-struct RowFactors {
-    age: f64,
-    assoc: f64,
-    fs: f64,
-    js: f64,
-    part: f64,
-    qos: f64,
-    tres: [f64; MAX_TRES],
-    priority: u32,
-    sprio_sum: f64,
-}
-
-/// The factors of one row, as `set_priority_factors` and `_get_priority_internal` compute them.
-fn row_factors(ctx: &RowContext<'_>, j: usize, p: u32, q: u32, a: u32, k: usize) -> RowFactors {
+/// One row's factors, as `set_priority_factors` and `_get_priority_internal` compute them.
+fn write_row(ctx: &RowContext<'_>, j: usize, p: u32, q: u32, a: Resolved, out: &mut RowsOut<'_>, r: usize) {
     let sp = ctx.p;
     let w = &sp.weights;
     let jobs = ctx.jobs;
-    let part = &ctx.parts[&p];
+    let part = &ctx.parts[ctx.part_slot[p as usize] as usize];
     let flags = sp.flags;
 
-    let age = match (w.age != 0.0, if flags.accrue_always { Some(jobs.submit_time[j]) } else { jobs.accrue_time[j] }) {
-        (true, Some(use_time)) => age_factor(sp.now, use_time, sp.max_age),
+    let use_time = if flags.accrue_always { Some(jobs.submit_time[j]) } else { jobs.accrue_time[j] };
+    let age = match use_time {
+        Some(t) if w.age != 0.0 => age_factor(sp.now, t, sp.max_age),
         _ => 0.0,
     };
-    let fs = if a != NONE && w.fairshare != 0.0 { ctx.fs[a as usize] } else { 0.0 };
+    let fs = if w.fairshare != 0.0 { a.fs } else { 0.0 };
     let js = if w.job_size != 0.0 {
         let time_limit = if jobs.time_limit[j] != NO_VAL { jobs.time_limit[j] } else { part.max_time };
         job_size_factor(sp, jobs.min_nodes[j], jobs.cpus[j], time_limit)
     } else {
         0.0
     };
-    let part_f = if part.job_factor != 0.0 && w.partition != 0.0 {
-        if flags.no_normal_part { part.job_factor } else { part.norm }
-    } else {
-        0.0
+    let part_f = match (part.job_factor != 0.0 && w.partition != 0.0, flags.no_normal_part) {
+        (false, _) => 0.0,
+        (true, true) => part.job_factor,
+        (true, false) => part.norm,
     };
-    let assoc_f = if a != NONE && w.assoc != 0.0 { ctx.assoc_prio[a as usize] } else { 0.0 };
-    let qos_f = match (q != NONE && w.qos != 0.0).then(|| ctx.qos[&q]) {
-        Some((prio, norm)) if prio != 0.0 => {
-            if flags.no_normal_qos {
-                prio
-            } else {
-                norm
-            }
-        }
+    let assoc_f = if w.assoc != 0.0 { a.prio } else { 0.0 };
+    let qos_f = match (q != NONE && w.qos != 0.0).then(|| ctx.qos[q as usize]) {
+        Some((prio, _)) if prio != 0.0 && flags.no_normal_qos => prio,
+        Some((prio, norm)) if prio != 0.0 => norm,
         _ => 0.0,
     };
-    let mut tres = [0.0; MAX_TRES];
+    let (age, assoc, fs, js, part_w, qos) =
+        (age * w.age, assoc_f * w.assoc, fs * w.fairshare, js * w.job_size, part_f * w.partition, qos_f * w.qos);
+    let site = f64::from(jobs.site_factor[j]);
+    let nice = f64::from(jobs.nice[j]);
+    // sprio's order (get_priority_from_factors) adds the TRES terms last ...
+    let mut sprio_sum = age + assoc + fs + js + part_w + qos + site - nice;
     let mut tres_sum = 0.0;
-    for (i, (_, weight)) in w.tres.iter().enumerate().take(k.min(MAX_TRES)) {
+    for (i, ((_, weight), col)) in w.tres.iter().zip(out.tres.iter_mut()).enumerate() {
         let value = jobs.tres_req[i][j] as f64;
         let total = part.tres_total[i];
         let factor = if flags.no_normal_tres {
@@ -439,33 +470,27 @@ fn row_factors(ctx: &RowContext<'_>, j: usize, p: u32, q: u32, a: u32, k: usize)
         } else {
             0.0
         };
-        tres[i] = factor * weight;
-        tres_sum += tres[i];
-    }
-    let (age, assoc, fs, js, part_w, qos) =
-        (age * w.age, assoc_f * w.assoc, fs * w.fairshare, js * w.job_size, part_f * w.partition, qos_f * w.qos);
-    let site = f64::from(jobs.site_factor[j]);
-    let nice = f64::from(jobs.nice[j]);
-    // The plugin's order (_get_priority_internal) ...
-    let total = age + assoc + fs + js + part_w + qos + tres_sum + site - nice;
-    // ... and sprio's (get_priority_from_factors), which adds the TRES terms last.
-    let mut sprio_sum = age + assoc + fs + js + part_w + qos + site - nice;
-    for t in &tres[..k.min(MAX_TRES)] {
-        if *t != 0.0 {
-            sprio_sum += t;
+        let term = factor * weight;
+        col[r] = term;
+        tres_sum += term;
+        if term != 0.0 {
+            sprio_sum += term;
         }
     }
-    RowFactors {
-        age,
-        assoc,
-        fs,
-        js,
-        part: part_w,
-        qos,
-        tres,
-        priority: clamp_priority(total),
-        sprio_sum: sprio_sum.max(1.0),
-    }
+    // ... the plugin's (_get_priority_internal) adds their sum before the site factor and nice.
+    let total = age + assoc + fs + js + part_w + qos + tres_sum + site - nice;
+    out.job[r] = j as u32;
+    out.partition[r] = p;
+    out.qos[r] = q;
+    out.assoc[r] = a.row;
+    out.age[r] = age;
+    out.assoc_factor[r] = assoc;
+    out.fairshare[r] = fs;
+    out.job_size[r] = js;
+    out.partition_factor[r] = part_w;
+    out.qos_factor[r] = qos;
+    out.priority[r] = clamp_priority(total);
+    out.sprio_sum[r] = sprio_sum.max(1.0);
 }
 
 /// The age factor: seconds since `use_time` over PriorityMaxAge, saturating at 1.
@@ -554,14 +579,37 @@ fn assoc_priorities(tree: &AssocTree, raw: bool) -> Vec<f64> {
         .collect()
 }
 
-/// (user, account, partition) → association row, in the queue's name ids.
+/// (user, account, partition) → association, in the queue's name ids. A user with a single
+/// partition-less association (most users) has it inline with its factors, so resolving a job is
+/// one cache line; others go through a compact per-user list.
 struct AssocIndex {
-    map: HashMap<(u32, u32, u32), u32, FxBuildHasher>,
+    single: Vec<Single>,
+    start: Vec<u32>,
+    entries: Vec<(u32, u32, u32)>,
 }
 
+/// A user's only association, with the factors a job gathers from it.
+#[derive(Clone, Copy)]
+struct Single {
+    account: u32,
+    row: u32,
+    fs: f64,
+    prio: f64,
+}
+
+/// What a job gathers from its association.
+#[derive(Clone, Copy)]
+struct Resolved {
+    row: u32,
+    fs: f64,
+    prio: f64,
+}
+
+const UNRESOLVED: Resolved = Resolved { row: NONE, fs: 0.0, prio: 0.0 };
+
 impl AssocIndex {
-    fn new(tree: &AssocTree, jobs: &PendingJobs) -> Self {
-        let mut map = HashMap::with_hasher(FxBuildHasher);
+    fn new(tree: &AssocTree, jobs: &PendingJobs, fs: &[f64], prio: &[f64]) -> Self {
+        let mut by_user: Vec<(u32, u32, u32, u32)> = Vec::new();
         for r in 0..tree.len() {
             let Some(user) = tree.user_name(r).and_then(|u| jobs.names.get(u)) else { continue };
             let Some(account) = jobs.names.get(tree.account(r)) else { continue };
@@ -572,18 +620,39 @@ impl AssocIndex {
                     None => continue,
                 },
             };
-            map.insert((user, account, part), r as u32);
+            by_user.push((user, account, part, r as u32));
         }
-        AssocIndex { map }
+        by_user.sort_unstable();
+        let mut start = vec![0u32; jobs.names.len() + 1];
+        for &(user, ..) in &by_user {
+            start[user as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let none = Single { account: NONE, row: NONE, fs: 0.0, prio: 0.0 };
+        let mut single = vec![none; jobs.names.len()];
+        for (user, s) in single.iter_mut().enumerate() {
+            let own = &by_user[start[user] as usize..start[user + 1] as usize];
+            if let [(_, account, NONE, row)] = own {
+                *s = Single { account: *account, row: *row, fs: fs[*row as usize], prio: prio[*row as usize] };
+            }
+        }
+        AssocIndex { single, start, entries: by_user.into_iter().map(|(_, a, p, r)| (a, p, r)).collect() }
     }
 
     /// The partition's own association, else the partition-less one, as slurmctld resolves it.
-    fn find(&self, user: u32, account: u32, partition: u32) -> u32 {
-        self.map
-            .get(&(user, account, partition))
-            .or_else(|| self.map.get(&(user, account, NONE)))
-            .copied()
-            .unwrap_or(NONE)
+    fn find(&self, user: u32, account: u32, partition: u32, fs: &[f64], prio: &[f64]) -> Resolved {
+        let s = self.single[user as usize];
+        if s.account == account {
+            return Resolved { row: s.row, fs: s.fs, prio: s.prio };
+        }
+        let own = &self.entries[self.start[user as usize] as usize..self.start[user as usize + 1] as usize];
+        let pick = |p: u32| own.iter().find(|e| e.0 == account && e.1 == p).map(|e| e.2);
+        match pick(partition).or_else(|| pick(NONE)) {
+            Some(row) => Resolved { row, fs: fs[row as usize], prio: prio[row as usize] },
+            None => UNRESOLVED,
+        }
     }
 }
 

@@ -91,11 +91,6 @@ impl FsGroups {
         &self.members
     }
 
-    /// Sum of the non-`parent` raw shares of the group owned by `row`.
-    pub fn level_shares_of_group(&self, row: usize) -> u64 {
-        self.level_shares[row]
-    }
-
     /// The level shares an association competes with: those of its fair-share parent's group.
     pub fn level_shares(&self, row: usize) -> u64 {
         self.level_shares[self.fs_parent[row] as usize]
