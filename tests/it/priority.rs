@@ -103,19 +103,49 @@ fn multifactor_matches_the_real_plugin() {
     assert_eq!(checked, 50);
 }
 
-/// A small site for hand-computed cases: 4 nodes of 4 CPUs (C = 16, N = 4), partitions `a`
-/// (PriorityJobFactor 10, nodes 1-2, MaxTime 60) and `b` (20, nodes 3-4, MaxTime UNLIMITED).
-fn site(dir: &Path, flags: &str, extra: &str) -> PathBuf {
-    write_file(
-        dir,
-        "slurm.conf",
-        &format!(
-            "PriorityFlags={flags}\nPriorityWeightAge=1000\nPriorityWeightJobSize=1000\nPriorityWeightPartition=1000\n\
-             PriorityWeightQOS=1000\nPriorityWeightAssoc=1000\nPriorityWeightFairshare=1000\nPriorityWeightTRES=CPU=1000\n\
-             PriorityMaxAge=1-0\n{extra}\nNodeName=n[1-4] CPUs=4 RealMemory=1000\n\
-             PartitionName=a Nodes=n[1-2] PriorityJobFactor=10 MaxTime=60\nPartitionName=b Nodes=n[3-4] PriorityJobFactor=20\n"
-        ),
-    )
+/// A small site for hand-computed cases, in a temp dir: 4 nodes of 4 CPUs (C = 16, N = 4),
+/// partitions `a` (PriorityJobFactor 10, nodes 1-2, MaxTime 60) and `b` (20, nodes 3-4, MaxTime
+/// UNLIMITED), the `TREE` below and the `QOS` dump.
+struct HandSite {
+    dir: tempfile::TempDir,
+}
+
+impl HandSite {
+    fn new(flags: &str, extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        write_file(
+            dir.path(),
+            "slurm.conf",
+            &format!(
+                "PriorityFlags={flags}\nPriorityWeightAge=1000\nPriorityWeightJobSize=1000\nPriorityWeightPartition=1000\n\
+                 PriorityWeightQOS=1000\nPriorityWeightAssoc=1000\nPriorityWeightFairshare=1000\nPriorityWeightTRES=CPU=1000\n\
+                 PriorityMaxAge=1-0\n{extra}\nNodeName=n[1-4] CPUs=4 RealMemory=1000\n\
+                 PartitionName=a Nodes=n[1-2] PriorityJobFactor=10 MaxTime=60\nPartitionName=b Nodes=n[3-4] PriorityJobFactor=20\n"
+            ),
+        );
+        write_file(dir.path(), "tree.csv", TREE);
+        write_file(dir.path(), "qos.txt", QOS);
+        HandSite { dir }
+    }
+
+    /// The options scoring `pending` (written to the site's directory as `name`) at now = 86400.
+    fn args(&self, name: &str, pending: &str) -> Vec<String> {
+        let path = |f: &str| self.dir.path().join(f).display().to_string();
+        write_file(self.dir.path(), name, pending);
+        ["--tree", &path("tree.csv"), "--pending", &path(name), "--slurm-conf", &path("slurm.conf")]
+            .into_iter()
+            .chain(["--qos", &path("qos.txt"), "--now", "86400"])
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Runs `command` with [`Self::args`] and `extra`.
+    fn run(&self, command: &str, name: &str, pending: &str, extra: &[&str]) -> std::process::Output {
+        let mut all = vec![command.to_string()];
+        all.extend(self.args(name, pending));
+        all.extend(extra.iter().map(|e| e.to_string()));
+        fairshare(&all)
+    }
 }
 
 const TREE: &str = "id,parent_id,account,user,shares,usage,priority\n1,,root,,1,0,\n2,1,acct,,1,0,40\n3,2,acct,alice,1,0,\n4,2,acct,bob,1,0,10\n";
@@ -125,23 +155,9 @@ const HEAD: &str =
 
 /// Scores `jobs` (CSV rows) at now = 86400 and returns rows as (job_id, factors, priority).
 fn hand(flags: &str, extra: &str, jobs: &str) -> Vec<(u64, HashMap<String, f64>, u32)> {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = site(dir.path(), flags, extra);
-    let tree = write_file(dir.path(), "tree.csv", TREE);
-    let qos = write_file(dir.path(), "qos.txt", QOS);
-    let pending = write_file(dir.path(), "pending.csv", &format!("{HEAD}{jobs}"));
-    let (ids, cols, prio) = score(&[
-        "--tree",
-        tree.to_str().unwrap(),
-        "--pending",
-        pending.to_str().unwrap(),
-        "--slurm-conf",
-        conf.to_str().unwrap(),
-        "--qos",
-        qos.to_str().unwrap(),
-        "--now",
-        "86400",
-    ]);
+    let site = HandSite::new(flags, extra);
+    let args = site.args("pending.csv", &format!("{HEAD}{jobs}"));
+    let (ids, cols, prio) = score(&args.iter().map(String::as_str).collect::<Vec<_>>());
     (0..ids.len()).map(|i| (ids[i], cols.iter().map(|(k, v)| (k.clone(), v[i])).collect(), prio[i])).collect()
 }
 
@@ -224,58 +240,26 @@ fn multi_partition_rows_clamps_and_unknown_associations() {
 
 #[test]
 fn unknown_partition_is_an_error_naming_the_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = site(dir.path(), "NO_FAIR_TREE", "");
-    let tree = write_file(dir.path(), "tree.csv", TREE);
-    let pending = write_file(dir.path(), "p.csv", &format!("{HEAD}1,alice,acct,nope,,0,0,1,4,30,0,0,cpu=4\n"));
-    let out = fairshare([
-        "sprio",
-        "--tree",
-        tree.to_str().unwrap(),
-        "--pending",
-        pending.to_str().unwrap(),
-        "--slurm-conf",
-        conf.to_str().unwrap(),
-        "--now",
-        "0",
-    ]);
+    let site = HandSite::new("NO_FAIR_TREE", "");
+    let out = site.run("sprio", "p.csv", &format!("{HEAD}1,alice,acct,nope,,0,0,1,4,30,0,0,cpu=4\n"), &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("p.csv:2") && err.contains("partition \"nope\""), "{err}");
 }
 
 #[test]
 fn sprio_default_and_long_layouts() {
-    let dir = tempfile::tempdir().unwrap();
-    let conf = site(dir.path(), "NO_FAIR_TREE", "");
-    let tree = write_file(dir.path(), "tree.csv", TREE);
-    let qos = write_file(dir.path(), "qos.txt", QOS);
-    let pending = write_file(dir.path(), "p.csv", &format!("{HEAD}7,alice,acct,a,high,0,43200,1,4,30,0,0,cpu=4\n"));
-    let base = [
-        "sprio",
-        "--tree",
-        tree.to_str().unwrap(),
-        "--pending",
-        pending.to_str().unwrap(),
-        "--slurm-conf",
-        conf.to_str().unwrap(),
-        "--qos",
-        qos.to_str().unwrap(),
-        "--now",
-        "86400",
-    ];
-    let default = stdout_of(&fairshare(base));
+    let site = HandSite::new("NO_FAIR_TREE", "");
+    let pending = format!("{HEAD}7,alice,acct,a,high,0,43200,1,4,30,0,0,cpu=4\n");
+    let default = stdout_of(&site.run("sprio", "p.csv", &pending, &[]));
     assert_eq!(
         default,
         "          JOBID PARTITION   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION        QOS                 TRES\n\
          \x20             7 a               4750          0        500       1000       1000        250        500       1000              cpu=500\n"
     );
-    let mut long = base.to_vec();
-    long.push("-l");
-    let l = stdout_of(&fairshare(&long));
+    let l = stdout_of(&site.run("sprio", "p.csv", &pending, &["-l"]));
     assert!(l.starts_with("          JOBID PARTITION     USER  ACCOUNT   PRIORITY       SITE        AGE      ASSOC  FAIRSHARE    JOBSIZE  PARTITION    QOSNAME        QOS        NICE                 TRES\n"), "{l}");
-    let mut weights = base.to_vec();
-    weights.push("-w");
-    assert!(stdout_of(&fairshare(&weights)).lines().nth(1).unwrap().starts_with("        Weights"));
+    let weights = stdout_of(&site.run("sprio", "p.csv", &pending, &["-w"]));
+    assert!(weights.lines().nth(1).unwrap().starts_with("        Weights"));
 }
 
 #[test]
@@ -323,26 +307,7 @@ fn squeue_json_is_a_pending_queue() {
         {"job_id": 8, "user_name": "bob", "account": "acct", "partition": "a", "qos": "",
          "job_state": "RUNNING", "submit_time": 0, "tres_req_str": "cpu=1"}
     ]}"#;
-    let dir = tempfile::tempdir().unwrap();
-    let conf = site(dir.path(), "NO_FAIR_TREE", "");
-    let tree = write_file(dir.path(), "tree.csv", TREE);
-    let qos = write_file(dir.path(), "qos.txt", QOS);
-    let pending = write_file(dir.path(), "squeue.json", json);
-    let out = stdout_of(&fairshare([
-        "sprio",
-        "--tree",
-        tree.to_str().unwrap(),
-        "--pending",
-        pending.to_str().unwrap(),
-        "--slurm-conf",
-        conf.to_str().unwrap(),
-        "--qos",
-        qos.to_str().unwrap(),
-        "--now",
-        "86400",
-        "-h",
-        "-o",
-        "%i %Y",
-    ]));
+    let site = HandSite::new("NO_FAIR_TREE", "");
+    let out = stdout_of(&site.run("sprio", "squeue.json", json, &["-h", "-o", "%i %Y"]));
     assert_eq!(out, "7 4750\n", "the running job is not listed; job 7 scores as its CSV twin");
 }
