@@ -136,7 +136,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
             rest_s = rs;
             rest_t = rt;
         }
-        let inputs = GroupInputs { level_fs: &level_fs, users: &users, usage, shares };
+        let inputs = GroupInputs { level_fs: &level_fs, users: &users, parent_flags: &parent_flags, usage, shares };
         let sort_group = |keys: &mut Vec<u128>, (group, out, tied): &mut (&[u32], &mut [u32], &mut [bool])| {
             sort_group(group, out, tied, keys, &inputs, near_ulps, &exact_level_fs);
         };
@@ -213,6 +213,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
 struct GroupInputs<'a> {
     level_fs: &'a [f64],
     users: &'a [bool],
+    parent_flags: &'a [bool],
     usage: &'a [f64],
     shares: &'a [u64],
 }
@@ -230,7 +231,7 @@ fn sort_group(
     near_ulps: u64,
     exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
 ) {
-    let GroupInputs { level_fs, users, usage, shares } = *inputs;
+    let GroupInputs { level_fs, users, parent_flags, usage, shares } = *inputs;
     // Non-negative f64 bits are monotone; pack (value desc, account after user, lineage index).
     keys.clear();
     keys.extend(group.iter().enumerate().map(|(idx, &r)| {
@@ -260,7 +261,8 @@ fn sort_group(
             // made only of them is tied as it stands, and each distinct input is divided once.
             let input = |k: u128| {
                 let r = row_of(k);
-                users[r].then(|| (usage[r].to_bits(), shares[r]))
+                // `parent` users store 0 shares but rank as +inf: never share a key with others.
+                (users[r] && !parent_flags[r]).then(|| (usage[r].to_bits(), shares[r]))
             };
             let first = input(run[0]);
             if first.is_some() && run.iter().all(|&k| input(k) == first) && !head_near_noval {
