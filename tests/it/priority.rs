@@ -311,3 +311,25 @@ fn squeue_json_is_a_pending_queue() {
     let out = stdout_of(&site.run("sprio", "squeue.json", json, &["-h", "-o", "%i %Y"]));
     assert_eq!(out, "7 4750\n", "the running job is not listed; job 7 scores as its CSV twin");
 }
+
+#[test]
+fn partition_specific_associations_win_over_the_partitionless_one() {
+    // alice has a partition-less association (inheriting acct's priority 40) and one for partition
+    // b with priority 20: a job in a and b gets each partition's own association.
+    let site = HandSite::new("NO_FAIR_TREE", "");
+    write_file(
+        site.dir.path(),
+        "tree.csv",
+        "id,parent_id,account,user,partition,shares,usage,priority\n1,,root,,,1,0,\n2,1,acct,,,1,0,40\n\
+         3,2,acct,alice,,1,0,\n4,2,acct,alice,b,1,0,20\n",
+    );
+    let out = site.run(
+        "sprio",
+        "p.csv",
+        &format!("{HEAD}20,alice,acct,\"a,b\",,0,0,1,4,30,0,0,cpu=4\n"),
+        &["-h", "-o", "%r %B"],
+    );
+    let mut rows: Vec<String> = stdout_of(&out).lines().map(str::to_string).collect();
+    rows.sort();
+    assert_eq!(rows, ["a 1000", "b 500"]);
+}
