@@ -89,14 +89,21 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     }
 
     let n_users = tree.user_count();
-    let mut walk =
-        Walk { tree, sorted: &sorted, weight: &weight, users: &users, rank: n_users, stride: 0, ranks: vec![0; n] };
+    let mut walk = Walk {
+        tree,
+        sorted: &sorted,
+        weight: &weight,
+        users: &users,
+        rank: n_users as u32,
+        stride: 0,
+        ranks: vec![0; n],
+    };
     if n_users > 0 {
         walk.visit(&sorted[tree.children(0)]);
     }
     let ranks = walk.ranks;
     let mut fs_factor = vec![f64::NAN; n];
-    par_fill(&mut fs_factor, |i| if users[i] { ranks[i] as f64 / n_users as f64 } else { f64::NAN });
+    par_fill(&mut fs_factor, |i| if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN });
 
     let mut norm_shares = vec![0.0; n];
     par_fill(
@@ -132,7 +139,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         norm_usage: norm_usage(tree),
         effective_usage,
         level_fs,
-        rank: ranks.iter().map(|&r| r as u32).collect(),
+        rank: ranks,
         fs_factor,
     })
 }
@@ -155,9 +162,9 @@ struct Walk<'a> {
     sorted: &'a [u32],
     weight: &'a [f64],
     users: &'a [bool],
-    rank: usize,
-    stride: usize,
-    ranks: Vec<usize>,
+    rank: u32,
+    stride: u32,
+    ranks: Vec<u32>,
 }
 
 enum Entry {
