@@ -166,8 +166,10 @@ pub(super) fn next_pair(text: &str) -> Option<(&str, &str, &str)> {
     {
         return Some((key, &inner[..close], &inner[close + 1..]));
     }
+    // `Key=` with nothing after it is an empty value (an empty PriorityFlags keeps the defaults);
+    // keys that need a value reject it when they parse it.
     let len = t.find(is_c_space).unwrap_or(t.len());
-    (len > 0).then(|| (key, &t[..len], &t[len..]))
+    Some((key, &t[..len], &t[len..]))
 }
 
 #[cfg(test)]
@@ -216,7 +218,8 @@ mod tests {
         assert_eq!(next_pair("Key=\"\""), Some(("Key", "", "")));
         assert_eq!(next_pair("Key+=5"), Some(("Key", "5", "")));
         assert_eq!(next_pair("A.b_c=x=y\tz"), Some(("A.b_c", "x=y", "\tz")));
-        assert_eq!(next_pair("Key= "), None);
+        // An empty value is a value (real files carry `PriorityFlags=`).
+        assert_eq!(next_pair("Key= "), Some(("Key", "", "")));
         assert_eq!(next_pair("Key-x=1"), None);
         assert_eq!(next_pair("no pair"), None);
     }
