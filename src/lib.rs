@@ -27,5 +27,6 @@ pub mod jobs;
 pub mod output;
 pub mod priority;
 pub mod tree;
+pub mod usage;
 
 pub use error::{Error, Result};

@@ -160,10 +160,41 @@ pub struct TreeArgs {
     pub flux_exact_sums: bool,
 }
 
+/// Recompute user usage from job records before the fair-share pass.
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// Job records (`job_id,user,account,partition,qos,start,end,tres_alloc`).
+    #[arg(long, value_name = "PATH", requires = "slurm_conf")]
+    pub jobs: Option<PathBuf>,
+    /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights.
+    #[arg(long, value_name = "FILE")]
+    pub slurm_conf: Option<PathBuf>,
+    /// `sacctmgr show qos -P` dump (QOS usage factors).
+    #[arg(long, value_name = "FILE")]
+    pub qos: Option<PathBuf>,
+    /// Decay model.
+    #[arg(long, value_enum, default_value = "slurm")]
+    pub decay: DecayArg,
+    /// The first decay pass (default: the first job start, rounded down to the calc period).
+    #[arg(long, value_name = "T0")]
+    pub first_pass: Option<String>,
+    /// The usage is the state after the last pass at or before this time.
+    #[arg(long, value_name = "T")]
+    pub now: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DecayArg {
+    /// Slurm's decay thread: passes every PriorityCalcPeriod, `1 - 0.693/half_life` per second.
+    Slurm,
+}
+
 #[derive(Debug, Args)]
 pub struct SshareArgs {
     #[command(flatten)]
     pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
     /// Long listing (NormUsage, LevelFS, GrpTRESMins, TRESRunMins).
     #[arg(short = 'l', long = "long")]
     pub long: bool,
@@ -203,6 +234,8 @@ pub struct SshareArgs {
 pub struct ComputeArgs {
     #[command(flatten)]
     pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
     /// Output Parquet file (written atomically).
     #[arg(long, value_name = "FILE.parquet")]
     pub out: PathBuf,

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use args::Cli;
-use args::{AlgoArg, Command, PendingFormatArg, PriorityArg, QueueArgs, RunArgs, SshareArgs, TreeArgs, TreeFormatArg};
+use args::{
+    AlgoArg, Command, PendingFormatArg, PriorityArg, QueueArgs, RunArgs, SshareArgs, TreeArgs, TreeFormatArg, UsageArgs,
+};
 use clap::Parser;
 use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
@@ -20,6 +22,7 @@ use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::priority::flux::score_flux;
 use fairshare::priority::{Scores, SlurmPriority, Weights};
 use fairshare::tree::AssocTree;
+use fairshare::usage::{SlurmDecay, apply_slurm_usage, read_job_records};
 use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;
 
@@ -107,16 +110,14 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     match command {
         Command::Sshare(a) => {
-            let settings = TreeSettings::resolve(&a.tree, None);
-            let (tree, result) = settings.load()?;
+            let (_, tree, result) = load_with_usage(&a.tree, &a.usage)?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
             out.flush().map_err(|e| Error::io("<stdout>", e))
         }
         Command::Compute(a) => {
-            let settings = TreeSettings::resolve(&a.tree, None);
-            let (tree, result) = settings.load()?;
+            let (settings, tree, result) = load_with_usage(&a.tree, &a.usage)?;
             write_parquet(&a.out, &association_batch(&tree, &result), metadata(&result, &settings.source()))
         }
         Command::Run(a) => run_main(&a),
@@ -158,6 +159,51 @@ pub fn run(cli: Cli) -> Result<()> {
             write_parquet(&a.out, &batch, meta)
         }
     }
+}
+
+/// The tree and its fair-share, with user usage first recomputed from job records when `--jobs`
+/// is given (Slurm's decay model, parameters from slurm.conf).
+fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings, AssocTree, FairShare)> {
+    let Some(jobs_path) = &u.jobs else {
+        let settings = TreeSettings::resolve(tree_args, None);
+        let (tree, result) = settings.load()?;
+        return Ok((settings, tree, result));
+    };
+    let conf_path = u.slurm_conf.as_ref().ok_or_else(|| Error::Usage("--jobs needs --slurm-conf".into()))?;
+    let conf = fairshare::config::slurm_conf::read(conf_path)?;
+    let qos = u.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
+    let settings = TreeSettings::resolve(tree_args, Some(&conf));
+    let mut input = match &settings.path {
+        Some(p) => fairshare::io::read_tree_input(p, settings.format)?,
+        None => fairshare::io::default_tree_input()?,
+    };
+    let jobs = read_job_records(jobs_path)?;
+    let time = |t: &str, flag: &str| parse_timestamp(t).map_err(|m| Error::Usage(format!("{flag}: {m}")));
+    let now = time(u.now.as_deref().ok_or_else(|| Error::Usage("--jobs needs --now".into()))?, "--now")?;
+    let period = i64::from(conf.priority_calc_period.max(1));
+    let first_pass = match &u.first_pass {
+        Some(t) => time(t, "--first-pass")?,
+        None => jobs.iter().filter_map(|j| j.start).min().map_or(now, |s| s.div_euclid(period) * period),
+    };
+    let decay = SlurmDecay {
+        half_life: conf.priority_decay_half_life,
+        calc_period: conf.priority_calc_period,
+        first_pass,
+        now,
+        charge_job_end: conf.accounting_storage_enforce.charges_job_end(),
+        fair_tree: settings.params.algorithm == Algorithm::FairTree,
+    };
+    let unmatched = apply_slurm_usage(&mut input, &jobs, jobs_path, &conf, qos.as_ref(), &decay)?;
+    if let Some(first) = unmatched.first() {
+        eprintln!(
+            "fairshare: warning: {} job(s) match no association and charge nothing, e.g. job {first} in {}",
+            unmatched.len(),
+            jobs_path.display()
+        );
+    }
+    let tree = AssocTree::build(input)?;
+    let result = fs::compute(&tree, &settings.params)?;
+    Ok((settings, tree, result))
 }
 
 /// A scored pending queue.

@@ -13,7 +13,7 @@ pub mod flux_csv;
 pub mod flux_db;
 pub mod parquet_tree;
 pub mod sshare_dump;
-mod text;
+pub(crate) mod text;
 
 use std::path::Path;
 
@@ -119,5 +119,13 @@ pub const DEFAULT_TREE_CSV: &str = include_str!("default_site.csv");
 /// # Errors
 /// Never in practice: the embedded file is tested.
 pub fn default_tree() -> Result<AssocTree> {
-    AssocTree::build(assoc_csv::parse(Path::new("<embedded default site>"), DEFAULT_TREE_CSV)?)
+    AssocTree::build(default_tree_input()?)
+}
+
+/// The records of the embedded default tree.
+///
+/// # Errors
+/// Never in practice: the embedded file is tested.
+pub fn default_tree_input() -> Result<TreeInput> {
+    assoc_csv::parse(Path::new("<embedded default site>"), DEFAULT_TREE_CSV)
 }

@@ -183,3 +183,83 @@ fn run_writes_a_directory() {
     let (batch, _) = read_parquet(&run.join("associations.parquet"));
     assert_eq!(batch.num_rows(), text.lines().count() - 2);
 }
+
+/// Slurm 26.11's decay thread run pass by pass on one job (billable 16, half-life 7 days, 24
+/// passes of 300 s, AccountingStorageEnforce=limits): the sshare rows after the last pass.
+#[test]
+fn usage_from_job_records_matches_slurms_decay_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = write_file(
+        dir.path(),
+        "tree.csv",
+        "id,parent_id,account,user,shares,usage\n1,,root,,0,0\n2,1,acctA,,1,0\n3,2,acctA,u1,1,0\n",
+    );
+    let jobs = write_file(
+        dir.path(),
+        "jobs.csv",
+        "job_id,user,account,partition,qos,start,end,tres_alloc\n1,u1,acctA,p1,,1767225600,1767229200,cpu=16,mem=16384M,node=1\n",
+    );
+    let conf = write_file(
+        dir.path(),
+        "slurm.conf",
+        "PriorityDecayHalfLife=7-0\nPriorityCalcPeriod=5\nPriorityUsageResetPeriod=NONE\nPriorityFlags=\nAccountingStorageEnforce=limits\nPartitionName=p1\n",
+    );
+    let qos = write_file(dir.path(), "qos.txt", "Name|Priority|UsageFactor\nnormal|0|1.000000\n");
+    let expected = [
+        (
+            "fair-tree",
+            9,
+            [
+                "root|||0.000000|57234||1.000000||",
+                " acctA||1|1.000000|57234|1.000000|1.000000||1.000000",
+                "  acctA|u1|1|1.000000|57234|1.000000|1.000000|1.000000|1.000000",
+            ],
+        ),
+        (
+            "classic",
+            8,
+            [
+                "root|||1.000000|57234||1.000000|",
+                " acctA||1|1.000000|57234|1.000000|1.000000|",
+                "  acctA|u1|1|1.000000|57234|1.000000|1.000000|0.500000",
+            ],
+        ),
+    ];
+    for (algo, fields, rows) in expected {
+        let out = stdout_of(&fairshare([
+            "sshare",
+            "--tree",
+            tree.to_str().unwrap(),
+            "--jobs",
+            jobs.to_str().unwrap(),
+            "--slurm-conf",
+            conf.to_str().unwrap(),
+            "--qos",
+            qos.to_str().unwrap(),
+            "--decay",
+            "slurm",
+            "--first-pass",
+            "1767225600",
+            "--now",
+            "1767232800",
+            "--algo",
+            algo,
+            "-l",
+            "-p",
+            "-n",
+        ]));
+        let got: Vec<String> = out.lines().map(|l| l.split('|').take(fields).collect::<Vec<_>>().join("|")).collect();
+        assert_eq!(got, rows, "{algo}");
+    }
+    // Without --now the state is undefined: an error, not a guess.
+    let out = fairshare([
+        "sshare",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--now"));
+}
