@@ -225,15 +225,18 @@ fn usage_from_job_records_matches_slurms_decay_thread() {
             ],
         ),
     ];
+    let base = [
+        "sshare",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+    ];
     for (algo, fields, rows) in expected {
-        let out = stdout_of(&fairshare([
-            "sshare",
-            "--tree",
-            tree.to_str().unwrap(),
-            "--jobs",
-            jobs.to_str().unwrap(),
-            "--slurm-conf",
-            conf.to_str().unwrap(),
+        let mut args = base.to_vec();
+        args.extend([
             "--qos",
             qos.to_str().unwrap(),
             "--decay",
@@ -242,24 +245,13 @@ fn usage_from_job_records_matches_slurms_decay_thread() {
             "1767225600",
             "--now",
             "1767232800",
-            "--algo",
-            algo,
-            "-l",
-            "-p",
-            "-n",
-        ]));
+        ]);
+        args.extend(["--algo", algo, "-l", "-p", "-n"]);
+        let out = stdout_of(&fairshare(&args));
         let got: Vec<String> = out.lines().map(|l| l.split('|').take(fields).collect::<Vec<_>>().join("|")).collect();
         assert_eq!(got, rows, "{algo}");
     }
     // Without --now the state is undefined: an error, not a guess.
-    let out = fairshare([
-        "sshare",
-        "--tree",
-        tree.to_str().unwrap(),
-        "--jobs",
-        jobs.to_str().unwrap(),
-        "--slurm-conf",
-        conf.to_str().unwrap(),
-    ]);
+    let out = fairshare(base);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--now"));
 }
