@@ -1,5 +1,6 @@
 //! Line-oriented helpers shared by the text readers.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -13,29 +14,56 @@ pub(crate) fn read_to_string(path: &Path) -> Result<String> {
     })
 }
 
-/// Splits one CSV line on commas, honouring double-quoted fields (`""` is a quote inside them).
-pub(crate) fn split_csv(line: &str) -> Result<Vec<String>, &'static str> {
-    let mut out = Vec::new();
-    let mut field = String::new();
-    let mut chars = line.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
+/// Splits one CSV line into `out`, borrowing unless a field has escaped quotes (`""`).
+///
+/// # Errors
+/// An unterminated quoted field.
+pub(crate) fn split_fields<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) -> Result<(), &'static str> {
+    out.clear();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    loop {
+        if bytes.get(i) == Some(&b'"') {
+            let start = i + 1;
+            let mut j = start;
+            let mut escaped = false;
+            loop {
+                match bytes.get(j) {
+                    None => return Err("unterminated quoted field"),
+                    Some(b'"') if bytes.get(j + 1) == Some(&b'"') => {
+                        escaped = true;
+                        j += 2;
+                    }
+                    Some(b'"') => break,
+                    Some(_) => j += 1,
+                }
             }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') if field.is_empty() => quoted = true,
-            (false, ',') => out.push(std::mem::take(&mut field)),
-            (false, c) => field.push(c),
+            let raw = &line[start..j];
+            out.push(if escaped { Cow::Owned(raw.replace("\"\"", "\"")) } else { Cow::Borrowed(raw) });
+            i = j + 1;
+            match bytes.get(i) {
+                None => return Ok(()),
+                Some(b',') => i += 1,
+                Some(_) => return Err("text after a closing quote"),
+            }
+        } else {
+            let end = line[i..].find(',').map_or(line.len(), |k| i + k);
+            out.push(Cow::Borrowed(&line[i..end]));
+            if end == line.len() {
+                return Ok(());
+            }
+            i = end + 1;
         }
     }
-    if quoted {
-        return Err("unterminated quoted field");
-    }
-    out.push(field);
+}
+
+/// [`split_fields`] into a new vector, for readers of small files.
+///
+/// # Errors
+/// As [`split_fields`].
+pub(crate) fn split_csv(line: &str) -> Result<Vec<Cow<'_, str>>, &'static str> {
+    let mut out = Vec::new();
+    split_fields(line, &mut out)?;
     Ok(out)
 }
 
@@ -67,7 +95,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_fields_with_quotes() {
+    fn fields_borrow_and_unquote() {
+        let mut out = Vec::new();
+        split_fields(r#"1,"a,b",,"x""y",z"#, &mut out).unwrap();
+        assert_eq!(out, ["1", "a,b", "", "x\"y", "z"]);
+        assert!(matches!(out[1], Cow::Borrowed(_)));
+        assert!(split_fields(r#"1,"open"#, &mut out).is_err());
+        assert!(split_fields(r#""a"b,1"#, &mut out).is_err());
         assert_eq!(split_csv(r#"1,"a,b",,"x""y""#).unwrap(), vec!["1", "a,b", "", "x\"y"]);
         assert!(split_csv(r#"1,"open"#).is_err());
     }

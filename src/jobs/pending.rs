@@ -20,10 +20,11 @@ use std::sync::Arc;
 
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 
-use super::text::{Interner, parse_timestamp, split_fields};
+use super::text::{Interner, parse_timestamp};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
+use crate::io::text::split_fields;
 
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
 pub const NO_VAL: u32 = 0xffff_fffe;

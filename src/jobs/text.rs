@@ -1,52 +1,8 @@
 //! Helpers for large job files: a CSV field splitter that borrows, timestamps, name interning.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rustc_hash::FxBuildHasher;
-
-/// Splits one CSV line into `out`, borrowing unless a field has escaped quotes (`""`).
-///
-/// # Errors
-/// An unterminated quoted field.
-pub(crate) fn split_fields<'a>(line: &'a str, out: &mut Vec<Cow<'a, str>>) -> Result<(), &'static str> {
-    out.clear();
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    loop {
-        if bytes.get(i) == Some(&b'"') {
-            let start = i + 1;
-            let mut j = start;
-            let mut escaped = false;
-            loop {
-                match bytes.get(j) {
-                    None => return Err("unterminated quoted field"),
-                    Some(b'"') if bytes.get(j + 1) == Some(&b'"') => {
-                        escaped = true;
-                        j += 2;
-                    }
-                    Some(b'"') => break,
-                    Some(_) => j += 1,
-                }
-            }
-            let raw = &line[start..j];
-            out.push(if escaped { Cow::Owned(raw.replace("\"\"", "\"")) } else { Cow::Borrowed(raw) });
-            i = j + 1;
-            match bytes.get(i) {
-                None => return Ok(()),
-                Some(b',') => i += 1,
-                Some(_) => return Err("text after a closing quote"),
-            }
-        } else {
-            let end = line[i..].find(',').map_or(line.len(), |k| i + k);
-            out.push(Cow::Borrowed(&line[i..end]));
-            if end == line.len() {
-                return Ok(());
-            }
-            i = end + 1;
-        }
-    }
-}
 
 /// Parses a timestamp: epoch seconds, or `YYYY-MM-DDTHH:MM:SS` (also with a space) read as UTC.
 ///
@@ -139,16 +95,6 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fields_borrow_and_unquote() {
-        let mut out = Vec::new();
-        split_fields(r#"1,"a,b",,"x""y",z"#, &mut out).unwrap();
-        assert_eq!(out, ["1", "a,b", "", "x\"y", "z"]);
-        assert!(matches!(out[1], Cow::Borrowed(_)));
-        assert!(split_fields(r#"1,"open"#, &mut out).is_err());
-        assert!(split_fields(r#""a"b,1"#, &mut out).is_err());
-    }
 
     #[test]
     fn timestamps() {

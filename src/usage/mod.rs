@@ -79,7 +79,7 @@ pub fn read_job_records(path: &Path) -> Result<Vec<JobRecord>> {
         let mut f = split_csv(line).map_err(|m| err(m.into()))?;
         if f.len() > names.len() && c_tres == names.len() - 1 {
             let tail = f.split_off(c_tres).join(",");
-            f.push(tail);
+            f.push(tail.into());
         }
         if f.len() != names.len() {
             return Err(err(format!("expected {} fields, found {}", names.len(), f.len())));
