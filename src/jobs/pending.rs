@@ -18,7 +18,7 @@ use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use std::sync::Arc;
 
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 
 use super::text::{Interner, parse_timestamp};
 use crate::config::time::{TimeLimit, parse_time};
@@ -278,8 +278,7 @@ impl PendingJobs {
 
     fn read_parquet(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let plain = ParquetRecordBatchReaderBuilder::try_new(file.try_clone().map_err(|e| Error::io(path, e))?)
-            .map_err(|e| Error::format(path, e))?;
+        let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
         // Read the name columns as dictionaries: Parquet stores them dictionary-encoded, and each
         // distinct name is then interned once instead of once per job.
         let fields: Vec<arrow::datatypes::FieldRef> = plain
@@ -296,10 +295,11 @@ impl PendingJobs {
                 }
             })
             .collect();
-        drop(plain);
+        // The footer is read once; only the Arrow schema is re-derived with the hint.
         let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new_with_options(file, options).map_err(|e| Error::format(path, e))?;
+        let metadata =
+            ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
         let rows = builder.metadata().file_metadata().num_rows().max(0) as usize;
         self.reserve(rows);
         // Large batches: each carries its column chunk's whole dictionary, interned per batch.
