@@ -257,12 +257,13 @@ impl Queue {
             PriorityArg::Flux => {
                 let mut settings = TreeSettings::resolve(tree_args, None);
                 settings.params.algorithm = Algorithm::Flux;
+                // Detect the format once: the priority tables come from the same DB as the tree.
+                if let (Some(p), None) = (&settings.path, settings.format) {
+                    settings.format = Some(TreeFormat::detect(p)?);
+                }
                 let (tree, fs) = settings.load()?;
                 let tables = match (&settings.path, settings.format) {
                     (Some(p), Some(TreeFormat::FluxDb)) => fairshare::io::flux_db::read_priority_tables(p)?,
-                    (Some(p), None) if TreeFormat::detect(p)? == TreeFormat::FluxDb => {
-                        fairshare::io::flux_db::read_priority_tables(p)?
-                    }
                     _ => Default::default(),
                 };
                 let jobs = PendingJobs::read(&a.pending, pending_format, &[])?;

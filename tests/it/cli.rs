@@ -50,34 +50,13 @@ fn sshare_options_shape_the_table() {
     assert_eq!(accounts, " bio|\n  bio|bob\n");
     let classic = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "-l", "-P", "-n"]));
     assert_eq!(classic.lines().next().unwrap().split('|').count(), 10, "classic -l has no LevelFS: {classic}");
-    let damp = stdout_of(&fairshare([
-        "sshare",
-        "--tree",
-        t,
-        "--algo",
-        "classic",
-        "--dampening",
-        "2",
-        "-P",
-        "-n",
-        "-u",
-        "zoe",
-        "-o",
-        "User,FairShare",
-    ]));
-    let undamped = stdout_of(&fairshare([
-        "sshare",
-        "--tree",
-        t,
-        "--algo",
-        "classic",
-        "-P",
-        "-n",
-        "-u",
-        "zoe",
-        "-o",
-        "User,FairShare",
-    ]));
+    let zoe = |extra: &[&str]| {
+        let mut args =
+            vec!["sshare", "--tree", t, "--algo", "classic", "-P", "-n", "-u", "zoe", "-o", "User,FairShare"];
+        args.extend_from_slice(extra);
+        stdout_of(&fairshare(&args))
+    };
+    let (damp, undamped) = (zoe(&["--dampening", "2"]), zoe(&[]));
     let f =
         |s: &str| s.lines().find(|l| l.starts_with("zoe")).unwrap().split('|').nth(1).unwrap().parse::<f64>().unwrap();
     assert!((f(&damp) - f(&undamped).sqrt()).abs() < 1e-6, "dampening 2 takes the square root: {damp} {undamped}");
