@@ -15,8 +15,8 @@ use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::{TreeFormat, default_tree, read_tree};
 use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
 use fairshare::output::atomic::AtomicFile;
-use fairshare::output::parquet::jobs_batch;
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+use fairshare::output::parquet::{jobs_batch, jobs_metadata};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::priority::flux::score_flux;
@@ -24,7 +24,6 @@ use fairshare::priority::{Scores, SlurmPriority, Weights};
 use fairshare::tree::AssocTree;
 use fairshare::usage::{SlurmDecay, apply_slurm_usage, read_job_records};
 use fairshare::{Error, Result};
-use parquet::file::metadata::KeyValue;
 
 /// Resolved tree input and algorithm parameters.
 struct TreeSettings {
@@ -147,15 +146,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Score(a) => {
             let queue = Queue::load(&a.tree, &a.queue)?;
             let batch = jobs_batch(queue.scores, &queue.jobs, &queue.weights)?;
-            let meta = vec![
-                KeyValue::new(
-                    "fairshare.schema_version".into(),
-                    fairshare::output::parquet::SCHEMA_VERSION.to_string(),
-                ),
-                KeyValue::new("fairshare.priority".into(), queue.formula.to_string()),
-                KeyValue::new("fairshare.algorithm".into(), queue.algorithm.name().to_string()),
-                KeyValue::new("fairshare.now".into(), queue.now.to_string()),
-            ];
+            let meta = jobs_metadata(queue.formula, queue.algorithm, queue.now);
             write_parquet(&a.out, &batch, meta)
         }
     }

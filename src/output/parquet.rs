@@ -17,7 +17,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
-use crate::fairshare::FairShare;
+use crate::fairshare::{Algorithm, FairShare};
 use crate::jobs::PendingJobs;
 use crate::priority::{NONE, Scores, Weights};
 use crate::tree::AssocTree;
@@ -89,6 +89,21 @@ pub fn metadata(fs: &FairShare, source: &str) -> Vec<KeyValue> {
         ("fairshare.depth_oblivious", p.depth_oblivious.to_string()),
         ("fairshare.flux_exact_sums", p.flux_exact_sums.to_string()),
         ("fairshare.source", source.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| KeyValue::new(k.to_string(), v))
+    .collect()
+}
+
+/// The metadata recorded with every scored-jobs file: the schema version, the priority formula
+/// (`slurm` or `flux`), the fair-share algorithm and the time of the computation.
+pub fn jobs_metadata(formula: &str, algorithm: Algorithm, now: i64) -> Vec<KeyValue> {
+    [
+        ("fairshare.schema_version", SCHEMA_VERSION.to_string()),
+        ("fairshare.version", env!("CARGO_PKG_VERSION").to_string()),
+        ("fairshare.priority", formula.to_string()),
+        ("fairshare.algorithm", algorithm.name().to_string()),
+        ("fairshare.now", now.to_string()),
     ]
     .into_iter()
     .map(|(k, v)| KeyValue::new(k.to_string(), v))
