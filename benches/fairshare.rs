@@ -139,7 +139,8 @@ fn parquet_roundtrip(c: &mut Criterion) {
         let tree_file = dir.path().join(format!("tree-{n}.parquet"));
         let out_file = dir.path().join(format!("out-{n}.parquet"));
         let written = LazyCell::new(|| {
-            parquet_tree::write(&tree_file, &generate_tree(&TreeSpec::new(n, SEED)).records).expect("tree written")
+            parquet_tree::write(&tree_file, &generate_tree(&TreeSpec::new(n, SEED)).records, Vec::new())
+                .expect("tree written")
         });
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             LazyCell::force(&written);

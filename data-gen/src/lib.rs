@@ -18,6 +18,7 @@
 //! # Ok::<(), fairshare::Error>(())
 //! ```
 
+pub mod history;
 pub mod site;
 
 use std::io::{self, Write};

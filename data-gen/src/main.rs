@@ -2,10 +2,12 @@
 //!
 //! ```text
 //! data-gen tree --associations 1000000 [--seed 42] [--format assoc-csv|parquet] --out tree.parquet
-//! data-gen site --associations 100000 --jobs 10000000 [--seed 42] [--format csv|parquet] --out-dir DIR
+//! data-gen site --associations 100000 --jobs 10000000 [--records 100000000 [--records-format sacct]]
+//!               [--seed 42] [--format csv|parquet] --out-dir DIR
 //! ```
 //!
-//! `site` writes `tree.*`, `pending.*`, `slurm.conf` and `qos.txt`: a whole site to score.
+//! `site` writes `tree.*`, `pending.*`, `slurm.conf` and `qos.txt`: a whole site to score; with
+//! `--records`, also a job history `jobs.{csv,parquet,sacct}` over the 30 days before `--now`.
 //! Files are written atomically; nothing is printed on success.
 
 use std::path::PathBuf;
@@ -15,6 +17,7 @@ use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 
+use data_gen::history::{self, HistorySpec};
 use data_gen::site::{self, QueueSpec};
 use data_gen::{TreeSpec, generate_tree, write_assoc_csv};
 use fairshare::io::parquet_tree;
@@ -51,12 +54,28 @@ struct SiteArgs {
     /// The time the queue is observed (epoch seconds).
     #[arg(long, default_value_t = 1_767_830_400)]
     now: i64,
+    /// Number of job records (finished and running jobs of the 30 days before --now).
+    #[arg(long, default_value_t = 0)]
+    records: u64,
+    /// Format of the job records (default: the site's --format).
+    #[arg(long, value_enum)]
+    records_format: Option<RecordsFormat>,
     /// File format of the tree and the queue.
     #[arg(long, value_enum, default_value_t = SiteFormat::Parquet)]
     format: SiteFormat,
     /// Output directory (created if needed).
     #[arg(long)]
     out_dir: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RecordsFormat {
+    /// Canonical CSV.
+    Csv,
+    /// Canonical Parquet.
+    Parquet,
+    /// `sacct -P` text with XDMoD's columns.
+    Sacct,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -81,9 +100,27 @@ fn write_site(args: &SiteArgs) -> Result<()> {
     };
     text("slurm.conf", site::SLURM_CONF)?;
     text("qos.txt", site::QOS)?;
+    if args.records > 0 {
+        let spec = HistorySpec { records: args.records, seed: args.seed, from: args.now - 30 * 86_400, to: args.now };
+        let format = args.records_format.unwrap_or(match args.format {
+            SiteFormat::Csv => RecordsFormat::Csv,
+            SiteFormat::Parquet => RecordsFormat::Parquet,
+        });
+        let stream = |name: &str, f: &dyn Fn(&mut AtomicFile) -> std::io::Result<()>| -> Result<()> {
+            let path = dir.join(name);
+            let mut file = AtomicFile::create(&path)?;
+            f(&mut file).map_err(|e| Error::io(&path, e))?;
+            file.commit()
+        };
+        match format {
+            RecordsFormat::Csv => stream("jobs.csv", &|f| history::write_records_csv(f, &input, &spec))?,
+            RecordsFormat::Sacct => stream("jobs.sacct", &|f| history::write_records_sacct(f, &input, &spec))?,
+            RecordsFormat::Parquet => history::write_records_parquet(&dir.join("jobs.parquet"), &input, &spec)?,
+        }
+    }
     match args.format {
         SiteFormat::Parquet => {
-            parquet_tree::write(&dir.join("tree.parquet"), &input.records)?;
+            parquet_tree::write(&dir.join("tree.parquet"), &input.records, Vec::new())?;
             site::write_pending_parquet(&dir.join("pending.parquet"), &input, &spec)
         }
         SiteFormat::Csv => {
@@ -132,7 +169,7 @@ fn write_tree(args: &TreeArgs) -> Result<()> {
             write_assoc_csv(&mut file, &input).map_err(|e| Error::io(&args.out, e))?;
             file.commit()
         }
-        Format::Parquet => parquet_tree::write(&args.out, &input.records),
+        Format::Parquet => parquet_tree::write(&args.out, &input.records, Vec::new()),
     }
 }
 

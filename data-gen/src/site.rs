@@ -18,7 +18,8 @@ use parquet::file::properties::WriterProperties;
 
 use crate::SplitMix64;
 
-/// The site's slurm.conf: 1,000 CPU nodes and 100 GPU nodes in four partitions.
+/// The site's slurm.conf: 1,000 CPU nodes and 100 GPU nodes in four partitions, billed by TRES
+/// (memory priced so a node's memory costs what its cores cost; the requeue partition at half rate).
 pub const SLURM_CONF: &str = "\
 ClusterName=datagen
 PriorityType=priority/multifactor
@@ -34,10 +35,11 @@ PriorityDecayHalfLife=7-0
 GresTypes=gpu
 NodeName=c[0001-1000] CPUs=64 RealMemory=256000
 NodeName=g[001-100] CPUs=64 RealMemory=512000 Gres=gpu:4
-PartitionName=batch Nodes=c[0001-1000] PriorityJobFactor=10 MaxTime=3-0 Default=YES
-PartitionName=gpu Nodes=g[001-100] PriorityJobFactor=20 MaxTime=1-0
-PartitionName=long Nodes=c[0001-0500] PriorityJobFactor=5 MaxTime=14-0
-PartitionName=requeue Nodes=c[0001-1000],g[001-100] PriorityJobFactor=1 MaxTime=1-0
+AccountingStorageEnforce=associations,limits
+PartitionName=batch Nodes=c[0001-1000] PriorityJobFactor=10 MaxTime=3-0 Default=YES TRESBillingWeights=CPU=1.0,Mem=0.25G
+PartitionName=gpu Nodes=g[001-100] PriorityJobFactor=20 MaxTime=1-0 TRESBillingWeights=CPU=1.0,Mem=0.125G,GRES/gpu=8.0
+PartitionName=long Nodes=c[0001-0500] PriorityJobFactor=5 MaxTime=14-0 TRESBillingWeights=CPU=1.0,Mem=0.25G
+PartitionName=requeue Nodes=c[0001-1000],g[001-100] PriorityJobFactor=1 MaxTime=1-0 TRESBillingWeights=CPU=0.5
 ";
 
 /// The site's QOS, as `sacctmgr show qos -p` prints them.

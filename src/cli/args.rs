@@ -22,6 +22,8 @@ pub enum Command {
     Sshare(SshareArgs),
     /// Compute fair-share for every association and write Parquet.
     Compute(ComputeArgs),
+    /// Charge job records to associations and write the tree with its recomputed raw usage.
+    Usage(UsageCmdArgs),
     /// Run the main job (the embedded default site unless --tree is given).
     Run(RunArgs),
     /// Print what Slurm's `sprio` would print for a pending queue (`-h` is sprio's no-header flag).
@@ -135,6 +137,7 @@ pub enum TreeFormatArg {
     FluxCsv,
     FluxDb,
     Parquet,
+    SacctmgrDump,
 }
 
 /// The tree and how to compute on it.
@@ -163,9 +166,16 @@ pub struct TreeArgs {
 /// Recompute user usage from job records before the fair-share pass.
 #[derive(Debug, Args)]
 pub struct UsageArgs {
-    /// Job records (`job_id,user,account,partition,qos,start,end,tres_alloc`).
-    #[arg(long, value_name = "PATH", requires = "slurm_conf")]
+    /// Job records: canonical CSV/Parquet (`job_id,user,account,partition,qos,start,end,tres_alloc`),
+    /// `sacct -P` text or an SWF trace.
+    #[arg(long, value_name = "PATH")]
     pub jobs: Option<PathBuf>,
+    /// The job records' format (default: detected).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub jobs_format: Option<JobsFormatArg>,
+    /// SWF traces: the association tree the trace implies (used when no --tree is given).
+    #[arg(long, value_enum, default_value = "group-user")]
+    pub swf_tree: SwfTreeArg,
     /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights.
     #[arg(long, value_name = "FILE")]
     pub slurm_conf: Option<PathBuf>,
@@ -175,18 +185,49 @@ pub struct UsageArgs {
     /// Decay model.
     #[arg(long, value_enum, default_value = "slurm")]
     pub decay: DecayArg,
-    /// The first decay pass (default: the first job start, rounded down to the calc period).
+    /// The first decay pass (default: passes aligned on the calc period, as if the first pass
+    /// were at or before the first job start).
     #[arg(long, value_name = "T0")]
     pub first_pass: Option<String>,
     /// The usage is the state after the last pass at or before this time.
     #[arg(long, value_name = "T")]
     pub now: Option<String>,
+    /// Override PriorityDecayHalfLife (Slurm time syntax: `7-0`, `14-0`, `0` for none).
+    #[arg(long, value_name = "TIME")]
+    pub half_life: Option<String>,
+    /// Override PriorityCalcPeriod (Slurm time syntax, minutes by default).
+    #[arg(long, value_name = "TIME")]
+    pub calc_period: Option<String>,
+    /// Override PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY).
+    #[arg(long, value_name = "PERIOD")]
+    pub reset_period: Option<String>,
+    /// The timezone reset boundaries (midnight, Sunday, the 1st) are in, as slurmctld's local time.
+    #[arg(long, value_name = "TZ", default_value = "UTC")]
+    pub timezone: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DecayArg {
     /// Slurm's decay thread: passes every PriorityCalcPeriod, `1 - 0.693/half_life` per second.
     Slurm,
+    /// A continuous `2^(-age/half_life)` over each job's run.
+    Exact,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JobsFormatArg {
+    Csv,
+    Parquet,
+    Sacct,
+    Swf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SwfTreeArg {
+    /// root → group → user.
+    GroupUser,
+    /// root → partition → user.
+    PartitionUser,
 }
 
 #[derive(Debug, Args)]
@@ -237,6 +278,18 @@ pub struct ComputeArgs {
     #[command(flatten)]
     pub usage: UsageArgs,
     /// Output Parquet file (written atomically).
+    #[arg(long, value_name = "FILE.parquet")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct UsageCmdArgs {
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
+    /// Output Parquet file: the tree's canonical columns with the recomputed usage (a valid
+    /// `--tree` input), the decay parameters in its metadata.
     #[arg(long, value_name = "FILE.parquet")]
     pub out: PathBuf,
 }

@@ -1,6 +1,7 @@
 //! The command-line front end: resolves clap's arguments into settings and runs the commands.
 
 mod args;
+mod usage;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,8 +23,9 @@ use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::priority::flux::score_flux;
 use fairshare::priority::{Scores, SlurmPriority, Weights};
 use fairshare::tree::AssocTree;
-use fairshare::usage::{SlurmDecay, apply_slurm_usage, read_job_records};
 use fairshare::{Error, Result};
+use parquet::file::metadata::KeyValue;
+use usage::UsageSettings;
 
 /// Resolved tree input and algorithm parameters.
 struct TreeSettings {
@@ -48,6 +50,7 @@ impl TreeSettings {
             TreeFormatArg::FluxCsv => TreeFormat::FluxCsv,
             TreeFormatArg::FluxDb => TreeFormat::FluxDb,
             TreeFormatArg::Parquet => TreeFormat::Parquet,
+            TreeFormatArg::SacctmgrDump => TreeFormat::SacctmgrDump,
         });
         let dampening = a.dampening.or(conf.map(|c| c.fair_share_dampening_factor)).unwrap_or(1);
         let depth_oblivious = a.depth_oblivious || conf.is_some_and(|c| c.priority_flags.depth_oblivious);
@@ -109,15 +112,23 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     match command {
         Command::Sshare(a) => {
-            let (_, tree, result) = load_with_usage(&a.tree, &a.usage)?;
+            let (_, tree, result, _) = load_with_usage(&a.tree, &a.usage)?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
             out.flush().map_err(|e| Error::io("<stdout>", e))
         }
         Command::Compute(a) => {
-            let (settings, tree, result) = load_with_usage(&a.tree, &a.usage)?;
-            write_parquet(&a.out, &association_batch(&tree, &result), metadata(&result, &settings.source()))
+            let (settings, tree, result, usage_meta) = load_with_usage(&a.tree, &a.usage)?;
+            let mut meta = metadata(&result, &settings.source());
+            meta.extend(usage_meta);
+            write_parquet(&a.out, &association_batch(&tree, &result), meta)
+        }
+        Command::Usage(a) => {
+            let usage = UsageSettings::resolve(&a.usage)?.ok_or_else(|| Error::Usage("usage needs --jobs".into()))?;
+            let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref());
+            let (input, meta) = charged_input(&settings, &usage)?;
+            fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
         }
         Command::Run(a) => run_main(&a),
         Command::Sprio(a) => {
@@ -153,48 +164,37 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// The tree and its fair-share, with user usage first recomputed from job records when `--jobs`
-/// is given (Slurm's decay model, parameters from slurm.conf).
-fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings, AssocTree, FairShare)> {
-    let Some(jobs_path) = &u.jobs else {
+/// is given; also the usage parameters for the output metadata.
+fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings, AssocTree, FairShare, Vec<KeyValue>)> {
+    let Some(usage) = UsageSettings::resolve(u)? else {
         let settings = TreeSettings::resolve(tree_args, None);
         let (tree, result) = settings.load()?;
-        return Ok((settings, tree, result));
+        return Ok((settings, tree, result, Vec::new()));
     };
-    let conf_path = u.slurm_conf.as_ref().ok_or_else(|| Error::Usage("--jobs needs --slurm-conf".into()))?;
-    let conf = fairshare::config::slurm_conf::read(conf_path)?;
-    let qos = u.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
-    let settings = TreeSettings::resolve(tree_args, Some(&conf));
-    let mut input = match &settings.path {
-        Some(p) => fairshare::io::read_tree_input(p, settings.format)?,
-        None => fairshare::io::default_tree_input()?,
-    };
-    let jobs = read_job_records(jobs_path)?;
-    let time = |t: &str, flag: &str| parse_timestamp(t).map_err(|m| Error::Usage(format!("{flag}: {m}")));
-    let now = time(u.now.as_deref().ok_or_else(|| Error::Usage("--jobs needs --now".into()))?, "--now")?;
-    let period = i64::from(conf.priority_calc_period.max(1));
-    let first_pass = match &u.first_pass {
-        Some(t) => time(t, "--first-pass")?,
-        None => jobs.iter().filter_map(|j| j.start).min().map_or(now, |s| s.div_euclid(period) * period),
-    };
-    let decay = SlurmDecay {
-        half_life: conf.priority_decay_half_life,
-        calc_period: conf.priority_calc_period,
-        first_pass,
-        now,
-        charge_job_end: conf.accounting_storage_enforce.charges_job_end(),
-        fair_tree: settings.params.algorithm == Algorithm::FairTree,
-    };
-    let unmatched = apply_slurm_usage(&mut input, &jobs, jobs_path, &conf, qos.as_ref(), &decay)?;
-    if let Some(first) = unmatched.first() {
-        eprintln!(
-            "fairshare: warning: {} job(s) match no association and charge nothing, e.g. job {first} in {}",
-            unmatched.len(),
-            jobs_path.display()
-        );
-    }
+    let settings = TreeSettings::resolve(tree_args, usage.conf.as_ref());
+    let (input, meta) = charged_input(&settings, &usage)?;
     let tree = AssocTree::build(input)?;
     let result = fs::compute(&tree, &settings.params)?;
-    Ok((settings, tree, result))
+    Ok((settings, tree, result, meta))
+}
+
+/// The tree input with its user usage recomputed from the job records, and the usage metadata.
+fn charged_input(
+    settings: &TreeSettings,
+    usage: &UsageSettings,
+) -> Result<(fairshare::tree::TreeInput, Vec<KeyValue>)> {
+    let given = match &settings.path {
+        Some(p) => Some(fairshare::io::read_tree_input(p, settings.format)?),
+        None => None,
+    };
+    let mut input = match usage.tree_input(given)? {
+        Some(t) => t,
+        None => fairshare::io::default_tree_input()?,
+    };
+    let algorithm = settings.params.algorithm;
+    usage.apply(&mut input, algorithm)?;
+    let meta = usage.metadata(algorithm).into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
+    Ok((input, meta))
 }
 
 /// A scored pending queue.

@@ -773,7 +773,11 @@ fn parse_licenses(text: &str) -> Result<TresCounts, String> {
     Ok(licenses)
 }
 
-fn parse_reset_period(text: &str) -> Result<ResetPeriod, String> {
+/// Parses a `PriorityUsageResetPeriod` value (case-insensitive).
+///
+/// # Errors
+/// Anything but the seven keywords.
+pub fn parse_reset_period(text: &str) -> Result<ResetPeriod, String> {
     Ok(match text.to_ascii_lowercase().as_str() {
         "none" => ResetPeriod::None,
         "now" => ResetPeriod::Now,

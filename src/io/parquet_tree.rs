@@ -17,6 +17,7 @@ use arrow::array::{
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Float64Type, Schema, UInt32Type, UInt64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::metadata::KeyValue;
 
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
@@ -107,13 +108,14 @@ fn read_batch(path: &Path, batch: &RecordBatch, row: &mut u64, out: &mut Vec<Ass
 ///
 /// Columns: `id` (u64), `parent_id` (u64, null for the root), `account`, `user` (null for accounts),
 /// `partition` (nullable), `shares` (u64, 0 where `parent_shares`), `parent_shares` (bool), `usage`
-/// (f64) and `priority` (u32, nullable), in the order of `records`. [`read`] reads the file back
+/// (f64) and `priority` (u32, nullable), in the order of `records`, with `metadata` as the file's
+/// key-value metadata. [`read`] reads the file back
 /// into the same records, numbering `line` by row.
 ///
 /// # Errors
 /// I/O or encoding errors naming `path`; the target is then untouched.
-pub fn write(path: &Path, records: &[AssocRecord]) -> Result<()> {
-    write_parquet(path, &record_batch(records), Vec::new())
+pub fn write(path: &Path, records: &[AssocRecord], metadata: Vec<KeyValue>) -> Result<()> {
+    write_parquet(path, &record_batch(records), metadata)
 }
 
 /// The canonical tree columns of `records` as one record batch.
@@ -176,7 +178,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tree.parquet");
-        write(&path, &records).unwrap();
+        write(&path, &records, Vec::new()).unwrap();
         let input = read(&path).unwrap();
         assert_eq!(input.records, records);
         assert_eq!(input.source, path);

@@ -24,7 +24,7 @@ use super::text::{Interner, parse_timestamp};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
-use crate::io::text::split_fields;
+use crate::io::text::{recycle, split_fields};
 
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
 pub const NO_VAL: u32 = 0xffff_fffe;
@@ -462,13 +462,6 @@ impl Column {
             _ => Cell::Null,
         }
     }
-}
-
-/// Reuses an emptied vector's allocation under another lifetime (the in-place `collect` of an
-/// empty iterator keeps the buffer), so splitting a line allocates nothing.
-fn recycle<'b>(mut v: Vec<Cow<'_, str>>) -> Vec<Cow<'b, str>> {
-    v.clear();
-    v.into_iter().map(|_| Cow::Borrowed("")).collect()
 }
 
 /// A number in squeue's JSON: plain, or `{"set": true, "infinite": false, "number": N}`.

@@ -1,0 +1,1374 @@
+//! flux-accounting's usage stage (`flux account-update-usage`), emulated exactly.
+//!
+//! flux-accounting charges only finished jobs. A job costs
+//! `round((nnodes·node_weight + ncores·core_weight + ngpus·gpu_weight) · elapsed, 5)` ([`job_usage`],
+//! with the counts read from the job's resource set `R`, [`parse_r`]). Each association keeps `N`
+//! usage bins of one half-life `P` each; bin 0 is the current period. One hourly run
+//! ([`update_association`]) either leaves an association alone, rotates its bins (×`D` per step, the
+//! oldest bin dropped), or adds its new jobs, and the branch taken carries the quirks of the Python
+//! code (spec `flux.md` §5.3, Q1–Q5): only the last new job's `t_inactive` picks the period, the
+//! "new period" branch stores historical usage in bin 0, and the period boundary
+//! ([`check_end_hl`]) moves by at most one period per run. Bank usage is the sum over the tree
+//! ([`bank_usages`]).
+//!
+//! [`FluxDbUsage`] runs all of this over a flux-accounting SQLite database: it loads what
+//! update-usage reads, updates in memory, and writes back in one transaction what update-usage
+//! writes. [`write_fairshare`] stores the result of update-fshare (computed elsewhere in the crate).
+//! [`clean_usage`] is the same bin model without the quirks, for plain job records.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::error::{Error, Result};
+
+/// `priority_decay_half_life` when `config_table` has no row: one week.
+pub const DEFAULT_HALF_LIFE: f64 = 604_800.0;
+/// `decay_factor` when `config_table` has no row.
+pub const DEFAULT_DECAY_FACTOR: f64 = 0.5;
+/// Bins per association when the reset period / half-life ratio is unusable.
+pub const DEFAULT_BINS: usize = 4;
+
+/// The usage parameters flux-accounting keeps in `config_table`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FluxUsageConfig {
+    /// `P`: length of one bin, seconds (`priority_decay_half_life`).
+    pub half_life: f64,
+    /// `D`: factor applied to every bin at each rotation (`decay_factor`).
+    pub decay_factor: f64,
+    /// Weight of one node-second.
+    pub node_weight: f64,
+    /// Weight of one core-second.
+    pub core_weight: f64,
+    /// Weight of one GPU-second.
+    pub gpu_weight: f64,
+    /// `N`: bins per association.
+    pub bins: usize,
+}
+
+impl Default for FluxUsageConfig {
+    fn default() -> Self {
+        FluxUsageConfig {
+            half_life: DEFAULT_HALF_LIFE,
+            decay_factor: DEFAULT_DECAY_FACTOR,
+            node_weight: 1.0,
+            core_weight: 0.0,
+            gpu_weight: 0.0,
+            bins: DEFAULT_BINS,
+        }
+    }
+}
+
+/// What `config_table` says, including the time of the last re-bin (0 when there was none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct ConfigRows {
+    cfg: FluxUsageConfig,
+    reconfigure_time: f64,
+}
+
+impl FluxUsageConfig {
+    /// Builds the configuration from `config_table` rows (`key`, `value`); a missing row keeps
+    /// its default. `bins` is what a new association would get: `int(reset/half_life)` as at
+    /// add-user, or `ceil(reset/half_life)` once a re-bin has run (`reconfigure_time` is set),
+    /// falling back to 4 when that is not a positive number.
+    ///
+    /// # Errors
+    /// A value that is not a number; `path` names the database in the message.
+    pub fn from_rows<'a>(path: &Path, rows: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
+        Ok(parse_config(path, rows)?.cfg)
+    }
+
+    /// Reads `config_table` of a flux-accounting database; a missing table means all defaults.
+    ///
+    /// # Errors
+    /// The file is not a readable SQLite database, or a value is not a number.
+    pub fn read(db_path: &Path) -> Result<Self> {
+        let conn = open_read(db_path)?;
+        Ok(read_config(db_path, &conn)?.cfg)
+    }
+}
+
+fn parse_config<'a>(path: &Path, rows: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<ConfigRows> {
+    let mut cfg = FluxUsageConfig::default();
+    let mut reset: Option<f64> = None;
+    let mut reconfigure_time: Option<f64> = None;
+    for (key, value) in rows {
+        // Python's float() accepts surrounding whitespace.
+        let num = || {
+            value
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| Error::input(path, None, format!("config_table: {key} = {value:?} is not a number")))
+        };
+        match key {
+            "priority_decay_half_life" => cfg.half_life = num()?,
+            "priority_usage_reset_period" => reset = Some(num()?),
+            "decay_factor" => cfg.decay_factor = num()?,
+            "node_weight" => cfg.node_weight = num()?,
+            "core_weight" => cfg.core_weight = num()?,
+            "gpu_weight" => cfg.gpu_weight = num()?,
+            "reconfigure_time" => reconfigure_time = Some(num()?),
+            _ => {}
+        }
+    }
+    if let Some(reset) = reset {
+        let ratio = reset / cfg.half_life;
+        let n = if reconfigure_time.is_some() { ratio.ceil() } else { ratio.trunc() };
+        if n.is_finite() && n > 0.0 {
+            cfg.bins = n as usize;
+        }
+    }
+    Ok(ConfigRows { cfg, reconfigure_time: reconfigure_time.unwrap_or(0.0) })
+}
+
+fn read_config(path: &Path, conn: &Connection) -> Result<ConfigRows> {
+    // An older schema without config_table runs on the defaults.
+    let rows: Vec<(String, String)> = match conn.prepare("SELECT key, value FROM config_table") {
+        Ok(mut q) => q
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, text_of(r.get_ref(1)?))))
+            .map_err(db_err(path))?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(db_err(path))?,
+        Err(_) => Vec::new(),
+    };
+    parse_config(path, rows.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// A config value as the text Python's `float()` would see.
+fn text_of(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(x) => x.to_string(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+        ValueRef::Null => String::new(),
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Per-job usage
+
+/// Python's `round(x, digits)` for a float: the exact binary value rounded to `digits` decimals,
+/// ties to even, then read back as the nearest double.
+///
+/// Rust's fixed-precision formatting is exact and rounds ties to even, as CPython's dtoa does.
+///
+/// ```
+/// use fairshare::usage::flux::py_round;
+/// assert_eq!(py_round(0.015625, 5), 0.01562); // exact tie, 2 is even
+/// assert_eq!(py_round(0.046875, 5), 0.04688); // exact tie, 7 is odd
+/// ```
+pub fn py_round(x: f64, digits: usize) -> f64 {
+    format!("{x:.digits$}").parse().unwrap_or(x)
+}
+
+/// flux-accounting's usage of one job:
+/// `round((nnodes·node_weight + ncores·core_weight + ngpus·gpu_weight) · elapsed, 5)`.
+pub fn job_usage(nnodes: u64, ncores: u64, ngpus: u64, elapsed: f64, cfg: &FluxUsageConfig) -> f64 {
+    let rate = (nnodes as f64 * cfg.node_weight) + (ncores as f64 * cfg.core_weight) + (ngpus as f64 * cfg.gpu_weight);
+    py_round(rate * elapsed, 5)
+}
+
+/// The resource counts of one job's `R`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobResources {
+    /// Number of broker ranks (nodes).
+    pub nnodes: u64,
+    /// Cores over all ranks.
+    pub ncores: u64,
+    /// GPUs over all ranks.
+    pub ngpus: u64,
+}
+
+/// Reads the node, core and GPU counts from a job's resource set (`R` version 1, `R_lite`):
+/// every entry adds its ranks, and its per-rank core and GPU counts times its ranks.
+///
+/// Returns `None` when flux's `ResourceSet` would reject it (not JSON, version ≠ 1, no `R_lite`,
+/// a malformed idset); flux-accounting skips such jobs.
+///
+/// ```
+/// use fairshare::usage::flux::{parse_r, JobResources};
+/// let r = r#"{"version":1,"execution":{"R_lite":[{"rank":"0-3","children":{"core":"0-7","gpu":"0-1"}}]}}"#;
+/// assert_eq!(parse_r(r.as_bytes()), Some(JobResources { nnodes: 4, ncores: 32, ngpus: 8 }));
+/// ```
+pub fn parse_r(r: &[u8]) -> Option<JobResources> {
+    let v: serde_json::Value = serde_json::from_slice(r).ok()?;
+    if v.get("version")?.as_i64()? != 1 {
+        return None;
+    }
+    let mut res = JobResources::default();
+    for entry in v.get("execution")?.get("R_lite")?.as_array()? {
+        let ranks = idset_len(entry.get("rank")?.as_str()?)?;
+        let children = entry.get("children")?.as_object()?;
+        let count = |kind: &str| match children.get(kind) {
+            Some(ids) => idset_len(ids.as_str()?),
+            None => Some(0),
+        };
+        res.nnodes = res.nnodes.checked_add(ranks)?;
+        res.ncores = res.ncores.checked_add(ranks.checked_mul(count("core")?)?)?;
+        res.ngpus = res.ngpus.checked_add(ranks.checked_mul(count("gpu")?)?)?;
+    }
+    Some(res)
+}
+
+/// Size of a flux idset (`0-3,5,7-8`, optionally in brackets); repeated ids count once, as in
+/// `idset_decode`.
+fn idset_len(s: &str) -> Option<u64> {
+    let s = s.strip_prefix('[').and_then(|t| t.strip_suffix(']')).unwrap_or(s);
+    if s.is_empty() {
+        return Some(0);
+    }
+    let id = |t: &str| -> Option<u64> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
+    let mut ranges = Vec::new();
+    for part in s.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (id(a)?, id(b)?),
+            None => (id(part)?, id(part)?),
+        };
+        if hi < lo {
+            return None;
+        }
+        ranges.push((lo, hi));
+    }
+    ranges.sort_unstable();
+    let mut total = 0u64;
+    let mut next_free = 0u64; // first id not yet counted
+    for (lo, hi) in ranges {
+        let lo = lo.max(next_free);
+        if lo <= hi {
+            total = total.checked_add(hi - lo + 1)?;
+        }
+        next_free = next_free.max(hi.saturating_add(1));
+    }
+    Some(total)
+}
+
+// ------------------------------------------------------------------------------------------------
+// One association, one run
+
+/// The usage state of one association.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssocUsage {
+    /// `job_usage_per_association_table` values by period; index 0 is the current period.
+    pub bins: Vec<f64>,
+    /// `job_usage_factor_table.last_job_timestamp`.
+    pub last_job_timestamp: f64,
+    /// `association_table.job_usage`.
+    pub job_usage: f64,
+}
+
+impl AssocUsage {
+    /// The state a re-bin leaves: `n` zero bins and `last_job_timestamp = 0`. `job_usage` is kept,
+    /// as flux-accounting keeps it until the next run that writes it.
+    pub fn reset_bins(&mut self, n: usize) {
+        self.bins = vec![0.0; n];
+        self.last_job_timestamp = 0.0;
+    }
+}
+
+/// Which of update-usage's four branches an association took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UsageBranch {
+    /// (1) No new jobs, same period: nothing is written.
+    Unchanged,
+    /// (2) No new jobs, the period rolled over: bins rotate, bin 0 becomes 0.
+    Decayed,
+    /// (3) New jobs in the current period: they are added to bin 0.
+    CurrentPeriod,
+    /// (4) New jobs in a new period: bins rotate and bin 0 gets the new historical total.
+    NewPeriod,
+}
+
+/// What one run did to one association.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UsageUpdate {
+    /// The branch taken.
+    pub branch: UsageBranch,
+    /// The historical usage computed; written to `job_usage` except in [`UsageBranch::Unchanged`].
+    pub historical: f64,
+    /// Σ usage of the new jobs.
+    pub current: f64,
+}
+
+/// Rotates the bins one period: bin k+1 takes bin k × `decay_factor`, the oldest bin is dropped,
+/// bin 0 becomes 0. Returns the sum of the rotated bins 1.. (the past usage).
+pub fn decay(bins: &mut [f64], decay_factor: f64) -> f64 {
+    for k in (1..bins.len()).rev() {
+        bins[k] = bins[k - 1] * decay_factor;
+    }
+    if let Some(b0) = bins.first_mut() {
+        *b0 = 0.0;
+    }
+    bins.iter().skip(1).fold(0.0, |s, &b| s + b)
+}
+
+/// One association in one run of update-usage (spec §5.3), in memory.
+///
+/// `new_jobs` are its `(t_inactive, usage)` pairs that passed the new-jobs filter; they are
+/// sorted here by `t_inactive` (stably, as Python's sort). `end_hl` is the end of the current
+/// half-life period as read at the start of the run, `half_life` is `P`.
+///
+/// Missing bins behave as SQL UPDATEs of missing rows: nothing is stored and bin 0 reads as 0.
+pub fn update_association(
+    assoc: &mut AssocUsage,
+    new_jobs: &mut [(f64, f64)],
+    end_hl: f64,
+    now: f64,
+    half_life: f64,
+    decay_factor: f64,
+) -> UsageUpdate {
+    new_jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let current = new_jobs.iter().fold(0.0, |s, j| s + j.1);
+    let last = new_jobs.last().map_or(0.0, |j| j.0);
+    if !new_jobs.is_empty() {
+        assoc.last_job_timestamp = last;
+    }
+    let sum_rest = |bins: &[f64]| bins.iter().skip(1).fold(0.0, |s, &b| s + b);
+    let (branch, historical) = if new_jobs.is_empty() && end_hl > now - half_life {
+        (UsageBranch::Unchanged, assoc.bins.iter().fold(0.0, |s, &b| s + b))
+    } else if new_jobs.is_empty() && end_hl < now - half_life {
+        let hist = decay(&mut assoc.bins, decay_factor);
+        if let Some(b0) = assoc.bins.first_mut() {
+            *b0 = current;
+        }
+        (UsageBranch::Decayed, hist)
+    } else if (last - end_hl) < half_life {
+        // Q2: the last job alone decides, so earlier jobs of a past period land in bin 0 too.
+        let b0 = current + assoc.bins.first().copied().unwrap_or(0.0);
+        if let Some(slot) = assoc.bins.first_mut() {
+            *slot = b0;
+        }
+        (UsageBranch::CurrentPeriod, b0 + sum_rest(&assoc.bins))
+    } else {
+        let hist = current + decay(&mut assoc.bins, decay_factor);
+        // Q3: bin 0 holds the historical total, not the current usage.
+        if let Some(b0) = assoc.bins.first_mut() {
+            *b0 = hist;
+        }
+        (UsageBranch::NewPeriod, hist)
+    };
+    if branch != UsageBranch::Unchanged {
+        assoc.job_usage = historical;
+    }
+    UsageUpdate { branch, historical, current }
+}
+
+/// The end of the half-life period after a run: advanced by one period when it lies more than a
+/// period behind `now` (Q5: never by more than one).
+pub fn check_end_hl(end_hl: f64, now: f64, half_life: f64) -> f64 {
+    if end_hl < now - half_life { end_hl + half_life } else { end_hl }
+}
+
+/// What `reconfigure_usage_bins` (run after `edit-config` of the half-life, reset period or decay
+/// factor) sets. Apply [`AssocUsage::reset_bins`] with `bins` to every association.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rebin {
+    /// New bin count: `ceil(reset_period / half_life)`.
+    pub bins: usize,
+    /// New `end_half_life_period`: `now + half_life`.
+    pub end_half_life_period: f64,
+    /// New `reconfigure_time`: jobs inactive at or before it are never counted.
+    pub reconfigure_time: f64,
+}
+
+/// flux-accounting's re-bin after a configuration change.
+pub fn reconfigure_usage_bins(now: f64, half_life: f64, reset_period: f64) -> Rebin {
+    Rebin {
+        bins: (reset_period / half_life).ceil() as usize,
+        end_half_life_period: now + half_life,
+        reconfigure_time: now,
+    }
+}
+
+/// `bank_table.job_usage` as update-usage writes it, in the order of its UPDATEs.
+///
+/// `banks` are `(bank, parent_bank)` rows in rowid order (`None` for a NULL parent), `assocs` are
+/// `(bank, job_usage)` rows of ALL associations in rowid order. From the first bank whose parent is
+/// `''`: a bank with no sub-bank rows gets the sum of its associations, a bank with sub-banks the
+/// sum of its sub-banks (its own associations are ignored). Banks not under the root are not
+/// written. A bank that is its own ancestor is not descended into again.
+pub fn bank_usages<'a>(banks: &[(&'a str, Option<&str>)], assocs: &[(&str, f64)]) -> Vec<(&'a str, f64)> {
+    walk_banks(banks, assocs).0
+}
+
+/// [`bank_usages`] and whether a cycle was cut.
+fn walk_banks<'a>(banks: &[(&'a str, Option<&str>)], assocs: &[(&str, f64)]) -> (Vec<(&'a str, f64)>, bool) {
+    let Some(root) = banks.iter().find(|b| b.1 == Some("")).map(|b| b.0) else {
+        return (Vec::new(), false);
+    };
+    let mut subs: FxHashMap<&str, Vec<&'a str>> = FxHashMap::default();
+    for &(bank, parent) in banks {
+        if let Some(p) = parent {
+            subs.entry(p).or_default().push(bank);
+        }
+    }
+    // Sums in rowid order, as the Python loop adds them.
+    let mut leaf: FxHashMap<&str, f64> = FxHashMap::default();
+    for &(bank, usage) in assocs {
+        *leaf.entry(bank).or_insert(0.0) += usage;
+    }
+    struct Walk<'m, 'a> {
+        subs: &'m FxHashMap<&'m str, Vec<&'a str>>,
+        leaf: &'m FxHashMap<&'m str, f64>,
+        on_path: FxHashSet<&'a str>,
+        writes: Vec<(&'a str, f64)>,
+        cycle: bool,
+    }
+    fn visit<'a>(w: &mut Walk<'_, 'a>, bank: &'a str) -> f64 {
+        if !w.on_path.insert(bank) {
+            w.cycle = true;
+            return 0.0;
+        }
+        let total = match w.subs.get(bank) {
+            None => w.leaf.get(bank).copied().unwrap_or(0.0),
+            Some(children) => {
+                let mut total = 0.0;
+                for &c in children {
+                    total += visit(w, c);
+                }
+                total
+            }
+        };
+        w.on_path.remove(bank);
+        w.writes.push((bank, total));
+        total
+    }
+    let mut w = Walk { subs: &subs, leaf: &leaf, on_path: FxHashSet::default(), writes: Vec::new(), cycle: false };
+    visit(&mut w, root);
+    (w.writes, w.cycle)
+}
+
+// ------------------------------------------------------------------------------------------------
+// Clean variant
+
+/// The bin model without the quirks: usage that became inactive k whole periods before `now`
+/// (period k = `(now-(k+1)P, now-kP]`) weighs `D^k` for `k < bins`, and 0 afterwards. Jobs
+/// inactive after `now` have not finished yet and count nothing; a non-positive or NaN half-life
+/// gives 0.
+pub fn clean_usage(jobs: impl Iterator<Item = (f64, f64)>, now: f64, cfg: &FluxUsageConfig) -> f64 {
+    let p = cfg.half_life;
+    if !(p > 0.0) || cfg.bins == 0 {
+        return 0.0;
+    }
+    let mut per_bin = vec![0.0; cfg.bins];
+    for (t_inactive, usage) in jobs {
+        let age = now - t_inactive;
+        if !(age >= 0.0) {
+            continue;
+        }
+        let k = (age / p).floor();
+        if k < cfg.bins as f64 {
+            per_bin[k as usize] += usage;
+        }
+    }
+    // Weights built by repeated ×D, as the rotations apply it.
+    let mut weight = 1.0;
+    let mut total = 0.0;
+    for u in per_bin {
+        total += u * weight;
+        weight *= cfg.decay_factor;
+    }
+    total
+}
+
+// ------------------------------------------------------------------------------------------------
+// The database
+
+fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| Error::format(path, format!("flux-accounting database: {e}"))
+}
+
+fn open_read(path: &Path) -> Result<Connection> {
+    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(db_err(path))
+}
+
+fn open_write(path: &Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(db_err(path))?;
+    // flux's own writers wait 30 s for the cron jobs' locks.
+    conn.busy_timeout(Duration::from_secs(30)).map_err(db_err(path))?;
+    Ok(conn)
+}
+
+/// A numeric SQL value; `None` for NULL and non-numeric text, which never pass SQL comparisons.
+fn real(v: ValueRef<'_>) -> Option<f64> {
+    match v {
+        ValueRef::Integer(i) => Some(i as f64),
+        ValueRef::Real(x) => Some(x),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// One `job_usage_factor_table` row.
+#[derive(Clone, Debug)]
+struct FactorRow {
+    username: String,
+    bank: String,
+    /// Index of its `(userid, bank)` job group; `None` for a NULL userid (no job matches).
+    group: Option<usize>,
+    /// `None` for NULL: no job passes `t_inactive > NULL`.
+    last: Option<f64>,
+    last_written: bool,
+}
+
+/// One association and its state.
+#[derive(Clone, Debug)]
+struct DbAssoc {
+    username: String,
+    bank: String,
+    /// Its `job_usage_factor_table` row, if any.
+    factor: Option<usize>,
+    /// The `period` of each bin, to write each value back to the row it came from.
+    periods: Vec<i64>,
+    state: AssocUsage,
+    written: bool,
+}
+
+/// A job that passed the static part of the new-jobs filter.
+#[derive(Clone, Copy, Debug)]
+struct DbJob {
+    /// The `job_usage_factor_table` row it was joined with.
+    factor: usize,
+    t_inactive: f64,
+    usage: f64,
+}
+
+/// Everything `flux account-update-usage` reads from a flux-accounting database, and the result of
+/// running it in memory.
+///
+/// ```no_run
+/// # fn main() -> fairshare::Result<()> {
+/// use fairshare::usage::flux::FluxDbUsage;
+/// let db = std::path::Path::new("FluxAccounting.db");
+/// let mut usage = FluxDbUsage::load(db)?;
+/// usage.update(1_760_000_000.0);
+/// usage.write_back(db)?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct FluxDbUsage {
+    cfg: FluxUsageConfig,
+    reconfigure_time: f64,
+    end_hl: f64,
+    end_hl_written: bool,
+    assocs: Vec<DbAssoc>,
+    factors: Vec<FactorRow>,
+    /// Number of distinct `(userid, bank)` job groups.
+    groups: usize,
+    jobs: Vec<DbJob>,
+    /// `(bank, parent_bank)` in rowid order.
+    banks: Vec<(String, Option<String>)>,
+    /// `bank_table.job_usage` UPDATEs of the last run, in order.
+    bank_writes: Vec<(String, f64)>,
+    /// Jobs skipped because their `R` or `t_run` was unusable.
+    skipped_jobs: u64,
+}
+
+impl FluxDbUsage {
+    /// Loads a flux-accounting database: config, associations and their bins and last job
+    /// timestamps, banks, the half-life period end, and the jobs that pass the new-jobs filter
+    /// (`t_inactive` after the association's `last_job_timestamp`, the bank's `ignore_older_than`
+    /// and `reconfigure_time`; jobs matched to `job_usage_factor_table` by `(userid, bank)`).
+    /// Each job's usage is computed here; jobs whose `R` cannot be parsed are skipped.
+    ///
+    /// # Errors
+    /// The file is not a readable flux-accounting database (a table is missing), a config value
+    /// is not a number, `t_half_life_period_table` has no `cluster` row, there is no root bank,
+    /// the bank tree has a cycle, or an association's `job_usage` or a bin value is NULL.
+    pub fn load(db_path: &Path) -> Result<Self> {
+        let path = db_path;
+        let err = db_err(path);
+        let conn = open_read(path)?;
+        let ConfigRows { cfg, reconfigure_time } = read_config(path, &conn)?;
+
+        let end_hl: Option<f64> = conn
+            .query_row("SELECT end_half_life_period FROM t_half_life_period_table WHERE cluster='cluster'", [], |r| {
+                Ok(real(r.get_ref(0)?))
+            })
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => {
+                    Error::input(path, None, "t_half_life_period_table: no row for cluster 'cluster'")
+                }
+                e => err(e),
+            })?;
+        let end_hl =
+            end_hl.ok_or_else(|| Error::input(path, None, "t_half_life_period_table: end_half_life_period is NULL"))?;
+
+        let banks: Vec<(String, Option<String>)> = conn
+            .prepare("SELECT bank, parent_bank FROM bank_table ORDER BY rowid")
+            .and_then(|mut q| q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(&err)?;
+        if !banks.iter().any(|b| b.1.as_deref() == Some("")) {
+            return Err(Error::input(path, None, "no root bank: no bank_table row has parent_bank=''"));
+        }
+
+        // job_usage_factor_table, with (userid, bank) job groups.
+        let mut factors = Vec::new();
+        let mut factor_index: FxHashMap<(String, String), usize> = FxHashMap::default();
+        let mut group_index: FxHashMap<(i64, String), usize> = FxHashMap::default();
+        {
+            let mut q = conn
+                .prepare("SELECT username, bank, userid, last_job_timestamp FROM job_usage_factor_table ORDER BY rowid")
+                .map_err(&err)?;
+            let mut rows = q.query([]).map_err(&err)?;
+            while let Some(r) = rows.next().map_err(&err)? {
+                let username: String = r.get(0).map_err(&err)?;
+                let bank: String = r.get(1).map_err(&err)?;
+                let userid = match r.get_ref(2).map_err(&err)? {
+                    ValueRef::Integer(i) => Some(i),
+                    _ => None,
+                };
+                let next = group_index.len();
+                let group = userid.map(|u| *group_index.entry((u, bank.clone())).or_insert(next));
+                let last = real(r.get_ref(3).map_err(&err)?);
+                factor_index.insert((username.clone(), bank.clone()), factors.len());
+                factors.push(FactorRow { username, bank, group, last, last_written: false });
+            }
+        }
+
+        // Bins, grouped per association and ordered by period.
+        let mut bins: FxHashMap<(String, String), (Vec<i64>, Vec<f64>)> = FxHashMap::default();
+        {
+            let mut q = conn
+                .prepare(
+                    "SELECT username, bank, period, value FROM job_usage_per_association_table \
+                     ORDER BY username, bank, period",
+                )
+                .map_err(&err)?;
+            let mut rows = q.query([]).map_err(&err)?;
+            while let Some(r) = rows.next().map_err(&err)? {
+                let username: String = r.get(0).map_err(&err)?;
+                let bank: String = r.get(1).map_err(&err)?;
+                let period: i64 = r.get(2).map_err(&err)?;
+                let value = real(r.get_ref(3).map_err(&err)?).ok_or_else(|| {
+                    Error::input(
+                        path,
+                        None,
+                        format!("job_usage_per_association_table: {username} in {bank}, period {period}: value is not a number"),
+                    )
+                })?;
+                let e = bins.entry((username, bank)).or_default();
+                e.0.push(period);
+                e.1.push(value);
+            }
+        }
+
+        let mut assocs = Vec::new();
+        {
+            let mut q =
+                conn.prepare("SELECT username, bank, job_usage FROM association_table ORDER BY rowid").map_err(&err)?;
+            let mut rows = q.query([]).map_err(&err)?;
+            while let Some(r) = rows.next().map_err(&err)? {
+                let username: String = r.get(0).map_err(&err)?;
+                let bank: String = r.get(1).map_err(&err)?;
+                let job_usage = real(r.get_ref(2).map_err(&err)?).ok_or_else(|| {
+                    Error::input(
+                        path,
+                        None,
+                        format!("association_table: {username} in {bank}: job_usage is not a number"),
+                    )
+                })?;
+                let key = (username, bank);
+                let factor = factor_index.get(&key).copied();
+                let (periods, values) = bins.remove(&key).unwrap_or_default();
+                let last_job_timestamp = factor.and_then(|f| factors[f].last).unwrap_or(0.0);
+                let (username, bank) = key;
+                assocs.push(DbAssoc {
+                    username,
+                    bank,
+                    factor,
+                    periods,
+                    state: AssocUsage { bins: values, last_job_timestamp, job_usage },
+                    written: false,
+                });
+            }
+        }
+
+        // The new-jobs query of update-usage; later runs in memory only re-apply the
+        // last_job_timestamp part, which only moves forward.
+        let mut jobs = Vec::new();
+        let mut skipped_jobs = 0u64;
+        {
+            let mut q = conn
+                .prepare(
+                    "SELECT j.username, j.bank, r.t_run, r.t_inactive, r.R \
+                     FROM jobs r \
+                     JOIN job_usage_factor_table j ON r.userid = j.userid AND r.bank = j.bank \
+                     JOIN bank_table b ON r.bank = b.bank \
+                     WHERE r.t_inactive > j.last_job_timestamp AND r.t_inactive > b.ignore_older_than \
+                       AND r.t_inactive > ?1 \
+                     ORDER BY r.rowid, j.rowid",
+                )
+                .map_err(&err)?;
+            let mut rows = q.query(params![reconfigure_time]).map_err(&err)?;
+            while let Some(r) = rows.next().map_err(&err)? {
+                let username: String = r.get(0).map_err(&err)?;
+                let bank: String = r.get(1).map_err(&err)?;
+                let Some(&factor) = factor_index.get(&(username, bank)) else { continue };
+                let t_run = real(r.get_ref(2).map_err(&err)?);
+                let t_inactive = real(r.get_ref(3).map_err(&err)?);
+                let res = match r.get_ref(4).map_err(&err)? {
+                    ValueRef::Text(t) | ValueRef::Blob(t) => parse_r(t),
+                    _ => None,
+                };
+                match (t_run, t_inactive, res) {
+                    (Some(t_run), Some(t_inactive), Some(res)) => {
+                        let usage = job_usage(res.nnodes, res.ncores, res.ngpus, t_inactive - t_run, &cfg);
+                        jobs.push(DbJob { factor, t_inactive, usage });
+                    }
+                    _ => skipped_jobs += 1,
+                }
+            }
+        }
+
+        let usage = FluxDbUsage {
+            cfg,
+            reconfigure_time,
+            end_hl,
+            end_hl_written: false,
+            assocs,
+            factors,
+            groups: group_index.len(),
+            jobs,
+            banks,
+            bank_writes: Vec::new(),
+            skipped_jobs,
+        };
+        let bank_rows: Vec<(&str, Option<&str>)> =
+            usage.banks.iter().map(|(b, p)| (b.as_str(), p.as_deref())).collect();
+        if walk_banks(&bank_rows, &[]).1 {
+            return Err(Error::input(path, None, "bank_table: a bank is its own ancestor"));
+        }
+        Ok(usage)
+    }
+
+    /// One run of `flux account-update-usage` at time `now`, in memory: every association's
+    /// branch (§5.3), then the bank sums, then [`check_end_hl`]. Can be called again for later
+    /// runs; jobs already counted are not counted twice.
+    pub fn update(&mut self, now: f64) {
+        let (p, d) = (self.cfg.half_life, self.cfg.decay_factor);
+        // The new jobs are selected once, before any association is updated.
+        let mut by_group: Vec<Vec<(f64, f64)>> = vec![Vec::new(); self.groups];
+        for job in &self.jobs {
+            let f = &self.factors[job.factor];
+            if let (Some(g), Some(last)) = (f.group, f.last)
+                && job.t_inactive > last
+            {
+                by_group[g].push((job.t_inactive, job.usage));
+            }
+        }
+        let mut scratch = Vec::new();
+        for a in &mut self.assocs {
+            scratch.clear();
+            if let Some(g) = a.factor.and_then(|f| self.factors[f].group) {
+                scratch.extend_from_slice(&by_group[g]);
+            }
+            let out = update_association(&mut a.state, &mut scratch, self.end_hl, now, p, d);
+            if out.branch != UsageBranch::Unchanged {
+                a.written = true;
+            }
+            if !scratch.is_empty()
+                && let Some(f) = a.factor
+            {
+                self.factors[f].last = Some(a.state.last_job_timestamp);
+                self.factors[f].last_written = true;
+            }
+        }
+        let bank_rows: Vec<(&str, Option<&str>)> = self.banks.iter().map(|(b, p)| (b.as_str(), p.as_deref())).collect();
+        let assoc_rows: Vec<(&str, f64)> = self.assocs.iter().map(|a| (a.bank.as_str(), a.state.job_usage)).collect();
+        self.bank_writes = bank_usages(&bank_rows, &assoc_rows).into_iter().map(|(b, u)| (b.to_owned(), u)).collect();
+        let next = check_end_hl(self.end_hl, now, p);
+        if next != self.end_hl {
+            self.end_hl = next;
+            self.end_hl_written = true;
+        }
+    }
+
+    /// Writes, in one `BEGIN IMMEDIATE` transaction, everything update-usage writes:
+    /// `association_table.job_usage` and the bins of every association that took branch 2–4,
+    /// `last_job_timestamp` of those that had new jobs, `end_half_life_period` when it moved, and
+    /// `bank_table.job_usage` of every bank under the root.
+    ///
+    /// # Errors
+    /// The database cannot be opened for writing or an UPDATE fails; nothing is written then.
+    pub fn write_back(&self, db_path: &Path) -> Result<()> {
+        let err = db_err(db_path);
+        let mut conn = open_write(db_path)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+        {
+            let mut set_usage =
+                tx.prepare("UPDATE association_table SET job_usage=?1 WHERE username=?2 AND bank=?3").map_err(&err)?;
+            let mut set_bin = tx
+                .prepare(
+                    "UPDATE job_usage_per_association_table SET value=?1 WHERE username=?2 AND bank=?3 AND period=?4",
+                )
+                .map_err(&err)?;
+            for a in self.assocs.iter().filter(|a| a.written) {
+                set_usage.execute(params![a.state.job_usage, a.username, a.bank]).map_err(&err)?;
+                for (&period, &value) in a.periods.iter().zip(&a.state.bins) {
+                    set_bin.execute(params![value, a.username, a.bank, period]).map_err(&err)?;
+                }
+            }
+            let mut set_last = tx
+                .prepare("UPDATE job_usage_factor_table SET last_job_timestamp=?1 WHERE username=?2 AND bank=?3")
+                .map_err(&err)?;
+            for f in self.factors.iter().filter(|f| f.last_written) {
+                set_last.execute(params![f.last, f.username, f.bank]).map_err(&err)?;
+            }
+            let mut set_bank = tx.prepare("UPDATE bank_table SET job_usage=?1 WHERE bank=?2").map_err(&err)?;
+            for (bank, usage) in &self.bank_writes {
+                set_bank.execute(params![usage, bank]).map_err(&err)?;
+            }
+            if self.end_hl_written {
+                tx.execute(
+                    "UPDATE t_half_life_period_table SET end_half_life_period=?1 WHERE cluster='cluster'",
+                    params![self.end_hl],
+                )
+                .map_err(&err)?;
+            }
+        }
+        tx.commit().map_err(&err)
+    }
+
+    /// `(username, bank, job_usage)` of every association in `association_table` rowid order,
+    /// active or not: the usage the fair-share tree takes.
+    pub fn job_usages(&self) -> impl Iterator<Item = (&str, &str, f64)> + '_ {
+        self.assocs.iter().map(|a| (a.username.as_str(), a.bank.as_str(), a.state.job_usage))
+    }
+
+    /// The usage state of one association.
+    pub fn association(&self, username: &str, bank: &str) -> Option<&AssocUsage> {
+        self.assocs.iter().find(|a| a.username == username && a.bank == bank).map(|a| &a.state)
+    }
+
+    /// `(bank, job_usage)` as the last [`update`](Self::update) wrote them, in write order.
+    pub fn bank_usages(&self) -> impl Iterator<Item = (&str, f64)> + '_ {
+        self.bank_writes.iter().map(|(b, u)| (b.as_str(), *u))
+    }
+
+    /// The configuration read from `config_table`.
+    pub fn config(&self) -> &FluxUsageConfig {
+        &self.cfg
+    }
+
+    /// `end_half_life_period`, after the last [`update`](Self::update).
+    pub fn end_half_life_period(&self) -> f64 {
+        self.end_hl
+    }
+
+    /// `reconfigure_time` from `config_table` (0 when unset).
+    pub fn reconfigure_time(&self) -> f64 {
+        self.reconfigure_time
+    }
+
+    /// Jobs that passed the filter but were skipped for an unparsable `R` or a missing `t_run`.
+    pub fn skipped_jobs(&self) -> u64 {
+        self.skipped_jobs
+    }
+}
+
+/// Stores fair-share values (the result of `flux account-update-fshare`) into
+/// `association_table.fairshare` for the given `(username, bank, fairshare)` rows, in one
+/// transaction. As flux's writer, each value is bound as `std::to_string`'s 6-decimal text and
+/// SQLite's REAL affinity converts it.
+///
+/// # Errors
+/// A value is not finite, the database cannot be opened for writing, or an UPDATE fails; nothing
+/// is written then.
+pub fn write_fairshare(db_path: &Path, values: &[(String, String, f64)]) -> Result<()> {
+    if let Some((u, b, fs)) = values.iter().find(|v| !v.2.is_finite()) {
+        return Err(Error::Usage(format!("fair-share of {u} in {b} is {fs}, not a finite number")));
+    }
+    let err = db_err(db_path);
+    let mut conn = open_write(db_path)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
+    {
+        let mut q =
+            tx.prepare("UPDATE association_table SET fairshare=?1 WHERE username=?2 AND bank=?3").map_err(&err)?;
+        for (username, bank, fs) in values {
+            q.execute(params![format!("{fs:.6}"), username, bank]).map_err(&err)?;
+        }
+    }
+    tx.commit().map_err(&err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WEEK: f64 = 604_800.0;
+
+    fn assoc(bins: &[f64]) -> AssocUsage {
+        AssocUsage { bins: bins.to_vec(), last_job_timestamp: 0.0, job_usage: 0.0 }
+    }
+
+    fn r_json(rank: &str, core: &str, gpu: Option<&str>) -> String {
+        let gpu = gpu.map(|g| format!(r#","gpu":"{g}""#)).unwrap_or_default();
+        format!(
+            r#"{{"version":1,"execution":{{"R_lite":[{{"rank":"{rank}","children":{{"core":"{core}"{gpu}}}}}],"starttime":0,"expiration":0}}}}"#
+        )
+    }
+
+    /// A t1006-style job: `(t_inactive, usage)` for `nnodes` nodes over `elapsed` seconds.
+    fn job(t_inactive: f64, nnodes: u64, elapsed: f64) -> (f64, f64) {
+        (t_inactive, job_usage(nnodes, 0, 0, elapsed, &FluxUsageConfig::default()))
+    }
+
+    #[test]
+    fn py_round_matches_python() {
+        // Ties on the exact binary value go to even, as CPython's round().
+        assert_eq!(py_round(0.015625, 5), 0.01562);
+        assert_eq!(py_round(0.046875, 5), 0.04688);
+        assert_eq!(py_round(2.5, 0), 2.0);
+        assert_eq!(py_round(0.125, 2), 0.12);
+        assert_eq!(py_round(0.375, 2), 0.38);
+        // Not ties: the binary value decides. 1.000005 is stored as 1.00000500000000003…, 4.500005
+        // as 4.50000499999999981…; Python gives 1.00001 and 4.5.
+        assert_eq!(py_round(1.000005, 5), 1.00001);
+        assert_eq!(py_round(4.500005, 5), 4.5);
+        assert_eq!(py_round(2.675, 2), 2.67);
+        assert_eq!(py_round(123_456_789.123455, 5), 123_456_789.12346);
+        assert_eq!(py_round(1e300, 5), 1e300);
+        assert_eq!(py_round(-0.000001, 5).to_bits(), (-0.0f64).to_bits());
+        assert!(py_round(f64::INFINITY, 5).is_infinite());
+    }
+
+    #[test]
+    fn r_parsing() {
+        let r = r#"{"version":1,"execution":{"R_lite":[{"rank":"0-3,5,7-8","children":{"core":"0-7","gpu":"0-1"}},{"rank":"10","children":{"core":"0-3"}}],"nodelist":["n[0-3,5,7-8,10]"]}}"#;
+        assert_eq!(parse_r(r.as_bytes()), Some(JobResources { nnodes: 8, ncores: 7 * 8 + 4, ngpus: 14 }));
+        assert_eq!(
+            parse_r(r_json("[0-1]", "0,0,1", None).as_bytes()),
+            Some(JobResources { nnodes: 2, ncores: 4, ngpus: 0 })
+        );
+        assert_eq!(parse_r(b"not json"), None);
+        assert_eq!(parse_r(br#"{"version":2,"execution":{"R_lite":[]}}"#), None);
+        assert_eq!(parse_r(br#"{"version":1,"execution":{}}"#), None);
+        assert_eq!(parse_r(r_json("3-1", "0", None).as_bytes()), None);
+        assert_eq!(parse_r(r_json("0-", "0", None).as_bytes()), None);
+        assert_eq!(parse_r(r_json("0", "a", None).as_bytes()), None);
+        assert_eq!(idset_len("0-3,2-5,9"), Some(7));
+        assert_eq!(idset_len(""), Some(0));
+    }
+
+    #[test]
+    fn config_rows() {
+        let p = Path::new("test.db");
+        let cfg = FluxUsageConfig::from_rows(p, []).unwrap();
+        assert_eq!(cfg, FluxUsageConfig::default());
+        // add-user floors the ratio; after a re-bin flux uses ceil.
+        let rows = [("priority_usage_reset_period", "1000"), ("priority_decay_half_life", "300")];
+        assert_eq!(FluxUsageConfig::from_rows(p, rows).unwrap().bins, 3);
+        let rows =
+            [("priority_usage_reset_period", "1000"), ("priority_decay_half_life", "300"), ("reconfigure_time", "5")];
+        assert_eq!(FluxUsageConfig::from_rows(p, rows).unwrap().bins, 4);
+        let rows = [("priority_usage_reset_period", "100"), ("priority_decay_half_life", "300")];
+        assert_eq!(FluxUsageConfig::from_rows(p, rows).unwrap().bins, 4);
+        let rows = [("decay_factor", " 0.1 "), ("gpu_weight", "10")];
+        let cfg = FluxUsageConfig::from_rows(p, rows).unwrap();
+        assert_eq!((cfg.decay_factor, cfg.gpu_weight, cfg.node_weight), (0.1, 10.0, 1.0));
+        assert!(FluxUsageConfig::from_rows(p, [("core_weight", "x")]).is_err());
+    }
+
+    /// t1023_weighted_usage.py: 1 node, 100 s.
+    #[test]
+    fn t1023_weighted_usage() {
+        let p = Path::new("test.db");
+        let cases: [(&[(&str, &str)], &str, Option<&str>, f64); 4] = [
+            (&[], "0-3", Some("0"), 100.0),
+            (&[("core_weight", "1")], "0-3", None, 500.0),
+            (&[("gpu_weight", "10")], "0-3", Some("0-1"), 2100.0),
+            (&[("core_weight", "0.5"), ("gpu_weight", "5")], "0-7", Some("0-1"), 1500.0),
+        ];
+        for (rows, core, gpu, expect) in cases {
+            let mut all = vec![("node_weight", "1.0"), ("core_weight", "0.0"), ("gpu_weight", "0.0")];
+            all.extend_from_slice(rows);
+            let cfg = FluxUsageConfig::from_rows(p, all).unwrap();
+            let res = parse_r(r_json("0", core, gpu).as_bytes()).unwrap();
+            assert_eq!(job_usage(res.nnodes, res.ncores, res.ngpus, 100.0, &cfg), expect, "{rows:?}");
+        }
+        // node_weight row deleted: falls back to 1.0.
+        let cfg = FluxUsageConfig::from_rows(p, [("core_weight", "0.0"), ("gpu_weight", "0.0")]).unwrap();
+        let res = parse_r(r_json("0", "0-3", Some("0")).as_bytes()).unwrap();
+        assert_eq!(job_usage(res.nnodes, res.ncores, res.ngpus, 100.0, &cfg), 100.0);
+    }
+
+    /// t1006_job_archive.py test_11/12/14: branch 3 with P = 1 week.
+    #[test]
+    fn t1006_current_period() {
+        // 1002: 3 jobs × 2 nodes (2000, 2100, 2200 s), then 2 jobs × 1 node (2000, 2100 s).
+        let mut jobs: Vec<(f64, f64)> = [(2, 2000.0), (2, 2100.0), (2, 2200.0), (1, 2000.0), (1, 2100.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(n, e))| job(9_000_000.0 + 10_000.0 * (i as f64 + 1.0), n, e))
+            .collect();
+        let mut a = assoc(&[256.0, 64.0, 16.0, 8.0]);
+        let out = update_association(&mut a, &mut jobs, 9_900_000.0, 9_900_000.0, WEEK, 0.5);
+        assert_eq!(out.branch, UsageBranch::CurrentPeriod);
+        assert_eq!(out.current, 16700.0);
+        assert_eq!(a.job_usage, 17044.0); // test_11
+        assert_eq!(a.bins[0], 16956.0); // test_14
+        assert_eq!(a.last_job_timestamp, 9_050_000.0);
+
+        // 1001: 2 jobs × 1 node (2000, 2100 s).
+        let mut jobs = vec![job(9_010_000.0, 1, 2000.0), job(9_020_000.0, 1, 2100.0)];
+        let mut a = assoc(&[4096.0, 256.0, 32.0, 16.0]);
+        update_association(&mut a, &mut jobs, 9_900_000.0, 9_900_000.0, WEEK, 0.5);
+        assert_eq!(a.bins[0], 8196.0);
+        assert_eq!(a.job_usage, 8500.0); // test_12
+    }
+
+    /// t1006 test_15/16/20: branches 4 and 2.
+    #[test]
+    fn t1006_rotations() {
+        // test_15: a new 200 s job, end_hl = 0 → new period.
+        let now = 100_000_000.0 + WEEK * 2.1;
+        let mut a = assoc(&[8196.0, 256.0, 32.0, 16.0]);
+        let out = update_association(&mut a, &mut [job(now - 10.0, 1, 200.0)], 0.0, now, WEEK, 0.5);
+        assert_eq!(out.branch, UsageBranch::NewPeriod);
+        assert_eq!(a.bins, [4442.0, 4098.0, 128.0, 16.0]); // Q3: bin 0 holds 200 + 4242
+        assert_eq!(a.job_usage, 4442.0);
+
+        // test_16: no jobs, end_hl = 0 → decay.
+        let now = 10_000_000.0 + WEEK * 2.1;
+        let out = update_association(&mut a, &mut [], 0.0, now, WEEK, 0.5);
+        assert_eq!(out.branch, UsageBranch::Decayed);
+        assert_eq!(a.bins, [0.0, 2221.0, 2049.0, 64.0]);
+        assert_eq!(a.job_usage, 4334.0);
+
+        // test_20: full run, DB end_hl = 10000001, 1002 has no new jobs.
+        let mut b = assoc(&[16956.0, 64.0, 16.0, 8.0]);
+        let out = update_association(&mut b, &mut [], 10_000_001.0, now, WEEK, 0.5);
+        assert_eq!(out.branch, UsageBranch::Decayed);
+        assert_eq!(b.bins, [0.0, 8478.0, 32.0, 8.0]);
+        assert_eq!(b.job_usage, 8518.0);
+        assert_eq!(check_end_hl(10_000_001.0, now, WEEK), 10_000_001.0 + WEEK);
+    }
+
+    /// t1019_recalculate_usage.py, the whole timeline.
+    #[test]
+    fn t1019_timeline() {
+        // create-db at 0: half-life 15 min, reset 1 h → 4 bins, end_hl = 0 + 900.
+        let (mut p, mut d) = (900.0, 0.5);
+        let mut end_hl = 900.0;
+        let mut reconfigure_time = 0.0;
+        let mut a = assoc(&[0.0; 4]);
+        let jobs = [(499.0, 599.0), (2300.0, 2400.0), (2100.0, 3100.0)];
+        let cfg = FluxUsageConfig::default();
+        let run = |a: &mut AssocUsage, end_hl: &mut f64, now: f64, p: f64, d: f64, reconf: f64| {
+            let mut new: Vec<(f64, f64)> = jobs
+                .iter()
+                .filter(|j| j.1 <= now && j.1 > a.last_job_timestamp && j.1 > reconf)
+                .map(|&(run, inactive)| (inactive, job_usage(1, 0, 0, inactive - run, &cfg)))
+                .collect();
+            let out = update_association(a, &mut new, *end_hl, now, p, d);
+            *end_hl = check_end_hl(*end_hl, now, p);
+            out.branch
+        };
+
+        assert_eq!(run(&mut a, &mut end_hl, 600.0, p, d, reconfigure_time), UsageBranch::CurrentPeriod);
+        assert_eq!((a.job_usage, a.bins.as_slice()), (100.0, &[100.0, 0.0, 0.0, 0.0][..]));
+
+        // t=1600: reset 1200 s, half-life 400 s.
+        p = 400.0;
+        let rebin = reconfigure_usage_bins(1600.0, p, 1200.0);
+        assert_eq!(rebin, Rebin { bins: 3, end_half_life_period: 2000.0, reconfigure_time: 1600.0 });
+        a.reset_bins(rebin.bins);
+        (end_hl, reconfigure_time) = (rebin.end_half_life_period, rebin.reconfigure_time);
+        assert_eq!((a.job_usage, a.bins.as_slice()), (100.0, &[0.0; 3][..])); // job_usage kept
+
+        // t=2500: job 2 ends 2400; 2400 − 2000 = 400, not < 400 → branch 4.
+        assert_eq!(run(&mut a, &mut end_hl, 2500.0, p, d, reconfigure_time), UsageBranch::NewPeriod);
+        assert_eq!((a.job_usage, a.bins.as_slice()), (100.0, &[100.0, 0.0, 0.0][..]));
+        assert_eq!(end_hl, 2400.0);
+
+        // t=2600: decay factor 0.1 → re-bin.
+        d = 0.1;
+        let rebin = reconfigure_usage_bins(2600.0, p, 1200.0);
+        a.reset_bins(rebin.bins);
+        (end_hl, reconfigure_time) = (rebin.end_half_life_period, rebin.reconfigure_time);
+        assert_eq!(end_hl, 3000.0);
+
+        // t=3200: job 3 (2100–3100) → branch 3.
+        assert_eq!(run(&mut a, &mut end_hl, 3200.0, p, d, reconfigure_time), UsageBranch::CurrentPeriod);
+        assert_eq!((a.job_usage, a.bins.as_slice()), (1000.0, &[1000.0, 0.0, 0.0][..]));
+
+        // t=3600: no jobs, 3000 < 3200 → decay by 0.1.
+        assert_eq!(run(&mut a, &mut end_hl, 3600.0, p, d, reconfigure_time), UsageBranch::Decayed);
+        assert_eq!((a.job_usage, a.bins.as_slice()), (100.0, &[0.0, 100.0, 0.0][..]));
+        assert_eq!(end_hl, 3400.0);
+    }
+
+    #[test]
+    fn quirks() {
+        // Q2: a job from the previous period rides with the last job into the new-period branch.
+        let mut a = assoc(&[10.0, 4.0]);
+        let mut jobs = [(1900.0, 5.0), (950.0, 3.0)];
+        let out = update_association(&mut a, &mut jobs, 800.0, 2100.0, 1000.0, 0.5);
+        assert_eq!(out.branch, UsageBranch::NewPeriod);
+        assert_eq!(a.bins, [13.0, 5.0]); // 8 + 10·0.5; the old bin 1 (4) is dropped
+        assert_eq!(a.last_job_timestamp, 1900.0);
+        // Branch 1 writes nothing, not even a stale job_usage.
+        let mut a = AssocUsage { bins: vec![1.0, 2.0], last_job_timestamp: 5.0, job_usage: 99.0 };
+        let out = update_association(&mut a, &mut [], 1000.0, 1500.0, 1000.0, 0.5);
+        assert_eq!((out.branch, out.historical, a.job_usage), (UsageBranch::Unchanged, 3.0, 99.0));
+        // end_hl exactly a period behind with no jobs: neither 1 nor 2; the job test runs with last = 0.
+        let out = update_association(&mut a, &mut [], 500.0, 1500.0, 1000.0, 0.5);
+        assert_eq!((out.branch, a.job_usage), (UsageBranch::CurrentPeriod, 3.0));
+        // Q5: end_hl moves one period per run however far behind.
+        assert_eq!(check_end_hl(0.0, 10_000.0, 1000.0), 1000.0);
+        // Missing bins: nothing stored, job_usage still written.
+        let mut a = assoc(&[]);
+        update_association(&mut a, &mut [(10.0, 7.0)], 0.0, 20.0, 1000.0, 0.5);
+        assert_eq!((a.bins.len(), a.job_usage), (0, 7.0));
+    }
+
+    #[test]
+    fn bank_sums() {
+        let banks = [
+            ("root", Some("")),
+            ("A", Some("root")),
+            ("B", Some("root")),
+            ("A1", Some("A")),
+            ("lost", Some("nowhere")),
+            ("C", Some("root")),
+            ("Cx", Some("C")),
+        ];
+        let assocs = [("A1", 1.5), ("A", 100.0), ("B", 2.0), ("A1", 0.25), ("lost", 7.0), ("C", 9.0)];
+        let w = bank_usages(&banks, &assocs);
+        // Post-order; A's own association and "lost" are ignored; C with an empty sub-bank is 0.
+        assert_eq!(w, [("A1", 1.75), ("A", 1.75), ("B", 2.0), ("Cx", 0.0), ("C", 0.0), ("root", 3.75)]);
+        assert!(bank_usages(&[("x", Some("y"))], &[]).is_empty());
+        let (_, cycle) = walk_banks(&[("r", Some("")), ("a", Some("r")), ("r", Some("a"))], &[]);
+        assert!(cycle);
+    }
+
+    #[test]
+    fn clean_usage_weights() {
+        let cfg = FluxUsageConfig { half_life: 100.0, decay_factor: 0.5, bins: 3, ..Default::default() };
+        let jobs = [
+            (1000.0, 1.0),  // age 0: period 0
+            (901.0, 2.0),   // age 99: period 0
+            (900.0, 4.0),   // age 100: period 1
+            (750.0, 8.0),   // period 2
+            (700.0, 16.0),  // age 300: period 3, dropped
+            (1001.0, 32.0), // not finished yet
+        ];
+        assert_eq!(clean_usage(jobs.into_iter(), 1000.0, &cfg), 3.0 + 4.0 * 0.5 + 8.0 * 0.25);
+        assert_eq!(clean_usage(jobs.into_iter(), 1000.0, &FluxUsageConfig { half_life: 0.0, ..cfg }), 0.0);
+    }
+
+    const SCHEMA: &str = "
+        CREATE TABLE association_table (creation_time INTEGER DEFAULT 0, active INTEGER DEFAULT 1,
+            username TEXT NOT NULL, userid INTEGER DEFAULT 65534, bank TEXT NOT NULL,
+            default_bank TEXT, shares INTEGER DEFAULT 1, job_usage REAL DEFAULT 0.0,
+            fairshare REAL DEFAULT 0.5, PRIMARY KEY (username, bank));
+        CREATE TABLE bank_table (bank_id INTEGER PRIMARY KEY AUTOINCREMENT, bank TEXT NOT NULL,
+            active INTEGER DEFAULT 1, parent_bank TEXT DEFAULT '', shares INTEGER DEFAULT 1,
+            job_usage REAL DEFAULT 0.0, priority REAL DEFAULT 0.0, ignore_older_than INTEGER DEFAULT 0);
+        CREATE TABLE job_usage_factor_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
+            bank TEXT NOT NULL, last_job_timestamp REAL DEFAULT 0.0, PRIMARY KEY (username, bank));
+        CREATE TABLE job_usage_per_association_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
+            bank TEXT NOT NULL, period INTEGER NOT NULL, value REAL DEFAULT 0.0,
+            PRIMARY KEY (username, bank, period));
+        CREATE TABLE t_half_life_period_table (cluster TEXT DEFAULT 'cluster', end_half_life_period REAL);
+        CREATE TABLE config_table (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+        CREATE TABLE jobs (id TEXT PRIMARY KEY NOT NULL, userid INTEGER NOT NULL, t_submit REAL,
+            t_run REAL, t_inactive REAL, ranks TEXT, R TEXT, jobspec TEXT, project TEXT, bank TEXT,
+            requested_duration REAL DEFAULT 0.0, actual_duration REAL DEFAULT 0.0);
+    ";
+
+    /// End to end through SQLite. P = 1000, D = 0.5, node 1 / core 0.5 / GPU 2, reconfigure_time
+    /// 500, end_hl 10000, run at now = 11500: now − P = 10500 > end_hl, so associations without new
+    /// jobs rotate (branch 2), and end_hl moves to 11000.
+    #[test]
+    fn db_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("FluxAccounting.db");
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch(
+            "INSERT INTO config_table VALUES ('priority_decay_half_life','1000'),
+                ('priority_usage_reset_period','4000'), ('decay_factor','0.5'), ('node_weight','1.0'),
+                ('core_weight','0.5'), ('gpu_weight','2'), ('reconfigure_time','500');
+             INSERT INTO t_half_life_period_table VALUES ('cluster', 10000);
+             INSERT INTO bank_table (bank, parent_bank, ignore_older_than, job_usage) VALUES
+                ('root','',0,0), ('A','root',0,0), ('B','root',10300,0), ('A1','A',0,0), ('lost','nowhere',0,77);",
+        )
+        .unwrap();
+        // (username, userid, bank, active, job_usage, bins, last_job_timestamp or no factor row)
+        let assocs: [(&str, i64, &str, i64, f64, [f64; 4], Option<f64>); 6] = [
+            ("alice", 1001, "A1", 1, 150.0, [100.0, 40.0, 20.0, 8.0], Some(9000.0)),
+            ("bob", 1002, "A1", 1, 90.0, [50.0, 30.0, 10.0, 4.0], Some(9500.0)),
+            ("carol", 1003, "B", 1, 19.0, [10.0, 6.0, 2.0, 1.0], Some(0.0)),
+            ("dave", 1004, "A1", 0, 8.0, [8.0, 0.0, 0.0, 0.0], Some(0.0)),
+            ("erin", 1005, "A", 1, 16.0, [16.0, 0.0, 0.0, 0.0], Some(0.0)),
+            ("frank", 1006, "B", 1, 4.0, [2.0, 2.0, 0.0, 0.0], None),
+        ];
+        for (user, uid, bank, active, usage, bins, last) in assocs {
+            conn.execute(
+                "INSERT INTO association_table (username, userid, bank, default_bank, active, job_usage)
+                 VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
+                params![user, uid, bank, active, usage],
+            )
+            .unwrap();
+            for (k, v) in bins.iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO job_usage_per_association_table VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![user, uid, bank, k as i64, v],
+                )
+                .unwrap();
+            }
+            if let Some(last) = last {
+                conn.execute(
+                    "INSERT INTO job_usage_factor_table VALUES (?1, ?2, ?3, ?4)",
+                    params![user, uid, bank, last],
+                )
+                .unwrap();
+            }
+        }
+        let jobs: [(&str, i64, &str, f64, f64, String); 10] = [
+            // alice: 2 nodes × 4 cores, 200 s → (2 + 8·0.5)·200 = 1200
+            ("a1", 1001, "A1", 10200.0, 10400.0, r_json("0-1", "0-3", None)),
+            // alice: 1 node, 8 cores, 2 GPUs, 100 s → (1 + 4 + 4)·100 = 900
+            ("a2", 1001, "A1", 10800.0, 10900.0, r_json("5", "0-7", Some("0-1"))),
+            // alice: before her last_job_timestamp 9000
+            ("a0", 1001, "A1", 7000.0, 8000.0, r_json("0", "0", None)),
+            // alice: R unparsable → skipped
+            ("a3", 1001, "A1", 10000.0, 10500.0, "not json".to_owned()),
+            // carol: not after B's ignore_older_than 10300
+            ("c1", 1003, "B", 10200.0, 10250.0, r_json("0", "0", None)),
+            // carol: 4 nodes × 2 cores, 200 s → (4 + 4)·200 = 1600
+            ("c2", 1003, "B", 11000.0, 11200.0, r_json("0-2,4", "0-1", None)),
+            // dave: not after reconfigure_time 500
+            ("d1", 1004, "A1", 100.0, 480.0, r_json("0", "0", None)),
+            // dave: no association in B
+            ("d2", 1004, "B", 11000.0, 11100.0, r_json("0", "0", None)),
+            // erin: 1 node, 1 core, 100 s → 1.5·100 = 150
+            ("e1", 1005, "A", 11000.0, 11100.0, r_json("3", "0", None)),
+            // frank: no job_usage_factor_table row → never matched
+            ("f1", 1006, "B", 11000.0, 11300.0, r_json("0", "0", None)),
+        ];
+        for (id, uid, bank, t_run, t_inactive, r) in &jobs {
+            conn.execute(
+                "INSERT INTO jobs (id, userid, t_submit, t_run, t_inactive, ranks, R, jobspec, bank)
+                 VALUES (?1, ?2, ?3, ?3, ?4, '', ?5, '{}', ?6)",
+                params![id, uid, t_run, t_inactive, r, bank],
+            )
+            .unwrap();
+        }
+        drop(conn);
+
+        let mut usage = FluxDbUsage::load(&db).unwrap();
+        assert_eq!(usage.reconfigure_time(), 500.0);
+        assert_eq!(usage.config().bins, 4);
+        assert_eq!(usage.skipped_jobs(), 1);
+        usage.update(11_500.0);
+        usage.write_back(&db).unwrap();
+
+        // alice: 1200 + 900 = 2100, last 10900; 10900 − 10000 < 1000 → branch 3 (Q4: no rotation):
+        //   bins [2200, 40, 20, 8], job_usage 2268.
+        // bob: no jobs → branch 2: [0, 25, 15, 5], job_usage 45.
+        // carol: 1600, last 11200; 1200 ≥ 1000 → branch 4: decay [10, 6, 2, 1] → [0, 5, 3, 1], past 9,
+        //   bin 0 = job_usage = 1609.
+        // dave (inactive): no jobs → [0, 4, 0, 0], 4.
+        // erin (bank A, which has a sub-bank): 150, last 11100 → branch 4: [158, 8, 0, 0], 158.
+        // frank: no factor row → no jobs → branch 2: [0, 1, 1, 0], 2.
+        let expect: [(&str, &str, f64, [f64; 4], Option<f64>); 6] = [
+            ("alice", "A1", 2268.0, [2200.0, 40.0, 20.0, 8.0], Some(10900.0)),
+            ("bob", "A1", 45.0, [0.0, 25.0, 15.0, 5.0], Some(9500.0)),
+            ("carol", "B", 1609.0, [1609.0, 5.0, 3.0, 1.0], Some(11200.0)),
+            ("dave", "A1", 4.0, [0.0, 4.0, 0.0, 0.0], Some(0.0)),
+            ("erin", "A", 158.0, [158.0, 8.0, 0.0, 0.0], Some(11100.0)),
+            ("frank", "B", 2.0, [0.0, 1.0, 1.0, 0.0], None),
+        ];
+        // Bank sums: A1 = 2268 + 45 + 4 = 2317 (dave counts though inactive); A = A1 (erin ignored);
+        // B = 1609 + 2 = 1611; root = 3928; "lost" is not under the root and keeps 77.
+        let banks = [("root", 3928.0), ("A", 2317.0), ("B", 1611.0), ("A1", 2317.0), ("lost", 77.0)];
+
+        let conn = Connection::open(&db).unwrap();
+        for (user, bank, job_usage, bins, last) in expect {
+            let got: f64 = conn
+                .query_row("SELECT job_usage FROM association_table WHERE username=?1 AND bank=?2", [user, bank], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            assert_eq!(got, job_usage, "{user}");
+            assert_eq!(usage.association(user, bank).unwrap().job_usage, job_usage);
+            let got: Vec<f64> = conn
+                .prepare(
+                    "SELECT value FROM job_usage_per_association_table WHERE username=?1 AND bank=?2 ORDER BY period",
+                )
+                .unwrap()
+                .query_map([user, bank], |r| r.get(0))
+                .unwrap()
+                .collect::<std::result::Result<_, _>>()
+                .unwrap();
+            assert_eq!(got, bins, "{user}");
+            let got: Option<f64> = conn
+                .query_row(
+                    "SELECT last_job_timestamp FROM job_usage_factor_table WHERE username=?1 AND bank=?2",
+                    [user, bank],
+                    |r| r.get(0),
+                )
+                .ok();
+            assert_eq!(got, last, "{user}");
+        }
+        for (bank, job_usage) in banks {
+            let got: f64 =
+                conn.query_row("SELECT job_usage FROM bank_table WHERE bank=?1", [bank], |r| r.get(0)).unwrap();
+            assert_eq!(got, job_usage, "{bank}");
+        }
+        let end_hl: f64 =
+            conn.query_row("SELECT end_half_life_period FROM t_half_life_period_table", [], |r| r.get(0)).unwrap();
+        assert_eq!(end_hl, 11000.0);
+        let listed: Vec<(&str, &str, f64)> = usage.job_usages().collect();
+        assert_eq!(listed[0], ("alice", "A1", 2268.0));
+        assert_eq!(usage.bank_usages().last(), Some(("root", 3928.0)));
+        drop(conn);
+
+        // Next run from the written DB at 12100 (now − P = 11100 > end_hl 11000): no new jobs,
+        // alice rotates [2200, 40, 20, 8] → [0, 1100, 20, 10] = 1130.
+        let mut again = FluxDbUsage::load(&db).unwrap();
+        assert_eq!(again.skipped_jobs(), 0); // a3 (10500) is now before alice's 10900
+        again.update(12_100.0);
+        let alice = again.association("alice", "A1").unwrap();
+        assert_eq!((alice.job_usage, alice.bins.as_slice()), (1130.0, &[0.0, 1100.0, 20.0, 10.0][..]));
+        assert_eq!(again.end_half_life_period(), 12000.0);
+
+        // Fair-share is stored as flux's 6-decimal text.
+        write_fairshare(&db, &[("alice".into(), "A1".into(), 6.0 / 7.0)]).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        let (fs, ty): (f64, String) = conn
+            .query_row("SELECT fairshare, typeof(fairshare) FROM association_table WHERE username='alice'", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((fs, ty.as_str()), (0.857143, "real"));
+    }
+
+    #[test]
+    fn load_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("x.db");
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        drop(conn);
+        let e = FluxDbUsage::load(&db).unwrap_err().to_string();
+        assert!(e.contains("t_half_life_period_table"), "{e}");
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("INSERT INTO t_half_life_period_table VALUES ('cluster', 1)").unwrap();
+        drop(conn);
+        let e = FluxDbUsage::load(&db).unwrap_err().to_string();
+        assert!(e.contains("no root bank"), "{e}");
+    }
+}

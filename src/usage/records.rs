@@ -1,0 +1,312 @@
+//! Job-record inputs: the canonical CSV and Parquet records, and the format switch over every
+//! reader.
+//!
+//! The canonical header is `job_id,user,account,partition,qos,start,end,tres_alloc` (any column
+//! order, extra columns ignored); times are epoch seconds or `YYYY-MM-DDTHH:MM:SS` (UTC); `end`
+//! empty while running; `qos` empty for none. An unquoted `tres_alloc` with commas, as the last
+//! column, is taken whole.
+
+use std::borrow::Cow;
+use std::io::BufRead;
+use std::path::Path;
+
+use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, StringArray};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Int32Type, Int64Type, TimeUnit};
+use arrow::error::ArrowError;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::error::{Error, Result};
+use crate::io::text::{recycle, split_fields};
+use crate::jobs::parse_timestamp;
+
+use super::swf::SwfTree;
+use super::{JobRef, JobSink};
+
+/// The formats job records come in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobFormat {
+    /// Canonical CSV (`job_id,user,account,partition,qos,start,end,tres_alloc`).
+    Csv,
+    /// The canonical columns as Parquet (names as strings or dictionaries, times as integers or
+    /// timestamps).
+    Parquet,
+    /// `sacct -P` / `-p` text with a header.
+    Sacct,
+    /// A Standard Workload Format trace, with its tree layout.
+    Swf(SwfTree),
+}
+
+impl JobFormat {
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobFormat::Csv => "csv",
+            JobFormat::Parquet => "parquet",
+            JobFormat::Sacct => "sacct",
+            JobFormat::Swf(_) => "swf",
+        }
+    }
+
+    /// Guesses the format: Parquet's magic bytes, an `.swf` name or a `;` comment line, a `|` in
+    /// the header (sacct), else canonical CSV. An SWF trace gets the group → user layout.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn detect(path: &Path) -> Result<JobFormat> {
+        let mut head = [0u8; 4096];
+        let n = {
+            use std::io::Read;
+            let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            f.read(&mut head).map_err(|e| Error::io(path, e))?
+        };
+        let head = &head[..n];
+        if head.starts_with(b"PAR1") {
+            return Ok(JobFormat::Parquet);
+        }
+        let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+        let swf_name = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("swf"));
+        Ok(if swf_name || first.starts_with(b";") {
+            JobFormat::Swf(SwfTree::GroupUser)
+        } else if first.contains(&b'|') {
+            JobFormat::Sacct
+        } else {
+            JobFormat::Csv
+        })
+    }
+}
+
+/// Streams the records of `path` into `sink`, in file order.
+///
+/// # Errors
+/// A malformed record (naming the file and line) or the sink's own error.
+pub fn for_each_job(path: &Path, format: JobFormat, sink: &mut JobSink<'_>) -> Result<()> {
+    match format {
+        JobFormat::Csv => read_csv(path, sink),
+        JobFormat::Parquet => read_parquet(path, sink),
+        JobFormat::Sacct => super::sacct::read(path, sink),
+        JobFormat::Swf(layout) => super::swf::read(path, layout, sink),
+    }
+}
+
+const CANONICAL: &str = "job_id,user,account,partition,qos,start,end,tres_alloc";
+
+/// Reads a time field: empty, `Unknown` and `None` mean unset.
+pub(crate) fn parse_time_field(text: &str) -> Result<Option<i64>, String> {
+    match text.trim() {
+        "" | "Unknown" | "None" => Ok(None),
+        t => parse_timestamp(t).map(Some),
+    }
+}
+
+/// Streams canonical CSV records.
+///
+/// # Errors
+/// A missing column or a bad value, naming the line.
+pub fn read_csv(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut buf = String::new();
+    let mut line_no = 0u64;
+    let mut next_line = |buf: &mut String, line_no: &mut u64| -> Result<bool> {
+        loop {
+            buf.clear();
+            *line_no += 1;
+            match reader.read_line(buf) {
+                Ok(0) => return Ok(false),
+                Ok(_) if buf.trim().is_empty() => continue,
+                Ok(_) => return Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return Err(Error::input(path, *line_no, "not valid UTF-8 text"));
+                }
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+    };
+    if !next_line(&mut buf, &mut line_no)? {
+        return Err(Error::input(path, None, format!("empty file: expected the header {CANONICAL}")));
+    }
+    let header: Vec<String> = {
+        let mut f = Vec::new();
+        split_fields(buf.trim_end_matches(['\r', '\n']), &mut f).map_err(|m| Error::input(path, line_no, m))?;
+        f.iter().map(|h| h.trim().to_string()).collect()
+    };
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| h == n)
+            .ok_or_else(|| Error::input(path, line_no, format!("missing column {n:?}: the header is {CANONICAL}")))
+    };
+    let (c_id, c_user, c_account, c_part, c_qos) =
+        (col("job_id")?, col("user")?, col("account")?, col("partition")?, col("qos")?);
+    let (c_start, c_end, c_tres) = (col("start")?, col("end")?, col("tres_alloc")?);
+    let tres_last = c_tres == header.len() - 1;
+    let mut spare: Vec<Cow<'_, str>> = Vec::with_capacity(header.len());
+    let mut joined = String::new();
+    while next_line(&mut buf, &mut line_no)? {
+        let mut fields = recycle(std::mem::take(&mut spare));
+        let line = buf.trim_end_matches(['\r', '\n']);
+        let err = |m: String| Error::input(path, line_no, m);
+        split_fields(line, &mut fields).map_err(|m| err(m.into()))?;
+        let tres: &str = if fields.len() > header.len() && tres_last {
+            joined.clear();
+            for (k, f) in fields[c_tres..].iter().enumerate() {
+                if k > 0 {
+                    joined.push(',');
+                }
+                joined.push_str(f);
+            }
+            &joined
+        } else if fields.len() != header.len() {
+            return Err(err(format!("expected {} fields, found {}", header.len(), fields.len())));
+        } else {
+            &fields[c_tres]
+        };
+        let time = |c: usize, what: &str| parse_time_field(&fields[c]).map_err(|m| err(format!("{what}: {m}")));
+        let job = JobRef {
+            job_id: fields[c_id]
+                .trim()
+                .parse()
+                .map_err(|_| err(format!("job_id {:?} is not an integer", fields[c_id])))?,
+            user: fields[c_user].trim(),
+            account: fields[c_account].trim(),
+            partition: fields[c_part].trim(),
+            qos: fields[c_qos].trim(),
+            start: time(c_start, "start")?,
+            end: time(c_end, "end")?,
+            tres_alloc: tres.trim(),
+            line: line_no,
+        };
+        sink(&job)?;
+        spare = recycle(fields);
+    }
+    Ok(())
+}
+
+/// A string column as the Parquet reader hands it over: plain or dictionary-encoded.
+enum StrColumn {
+    Plain(StringArray),
+    Dict(Int32Array, StringArray),
+}
+
+impl StrColumn {
+    fn new(a: &ArrayRef) -> std::result::Result<Self, ArrowError> {
+        Ok(match a.data_type() {
+            DataType::Dictionary(..) => {
+                let d = cast(a, &DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)))?;
+                let d = d.as_dictionary::<Int32Type>();
+                StrColumn::Dict(d.keys().clone(), d.values().as_string::<i32>().clone())
+            }
+            _ => StrColumn::Plain(cast(a, &DataType::Utf8)?.as_string::<i32>().clone()),
+        })
+    }
+
+    /// The value at `i`; null reads as empty.
+    fn get(&self, i: usize) -> &str {
+        match self {
+            StrColumn::Plain(a) if a.is_valid(i) => a.value(i),
+            StrColumn::Dict(k, v) if k.is_valid(i) => v.value(k.value(i) as usize),
+            _ => "",
+        }
+    }
+}
+
+/// An integer or timestamp column as epoch seconds.
+fn seconds(a: &ArrayRef) -> std::result::Result<Int64Array, ArrowError> {
+    let a = match a.data_type() {
+        DataType::Timestamp(..) => cast(a, &DataType::Timestamp(TimeUnit::Second, None))?,
+        _ => a.clone(),
+    };
+    Ok(cast(&a, &DataType::Int64)?.as_primitive::<Int64Type>().clone())
+}
+
+/// Streams canonical Parquet records, batch by batch (one row group's worth at a time).
+///
+/// # Errors
+/// Not Parquet, a missing column, a column of the wrong type, or a null job id or start where a
+/// value is required, naming the row (1-based).
+pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
+    let reader = builder.with_batch_size(64 * 1024).build().map_err(|e| Error::format(path, e))?;
+    let mut row = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::format(path, e))?;
+        let col = |n: &str| {
+            batch
+                .column_by_name(n)
+                .ok_or_else(|| Error::input(path, None, format!("missing column {n:?}: the columns are {CANONICAL}")))
+        };
+        let bad = |n: &str, e: ArrowError| Error::input(path, None, format!("column {n:?}: {e}"));
+        let text = |n: &str| col(n).and_then(|a| StrColumn::new(a).map_err(|e| bad(n, e)));
+        let ints = |n: &str| col(n).and_then(|a| seconds(a).map_err(|e| bad(n, e)));
+        let (id, start, end) = (ints("job_id")?, ints("start")?, ints("end")?);
+        let (user, account, partition) = (text("user")?, text("account")?, text("partition")?);
+        let (qos, tres) = (text("qos")?, text("tres_alloc")?);
+        for i in 0..batch.num_rows() {
+            row += 1;
+            if id.is_null(i) {
+                return Err(Error::input(path, row, "row: job_id is null"));
+            }
+            let job = JobRef {
+                job_id: u64::try_from(id.value(i))
+                    .map_err(|_| Error::input(path, row, format!("row: job_id {} is negative", id.value(i))))?,
+                user: user.get(i),
+                account: account.get(i),
+                partition: partition.get(i),
+                qos: qos.get(i),
+                start: start.is_valid(i).then(|| start.value(i)),
+                end: end.is_valid(i).then(|| end.value(i)),
+                tres_alloc: tres.get(i),
+                line: row,
+            };
+            sink(&job)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(text: &str) -> Result<Vec<(u64, String, Option<i64>, Option<i64>, String, u64)>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jobs.csv");
+        std::fs::write(&path, text).unwrap();
+        let mut out = Vec::new();
+        read_csv(&path, &mut |j| {
+            out.push((j.job_id, j.qos.to_string(), j.start, j.end, j.tres_alloc.to_string(), j.line));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn reads_any_column_order_and_an_unquoted_tres_tail() {
+        let got = collect(
+            "user,job_id,account,partition,qos,start,end,tres_alloc\n\
+             u1,7,a,batch,,2026-01-01T00:00:00,,cpu=16,mem=64G,node=1\n\n\
+             u2,8,a,batch,high,100,Unknown,\"cpu=2,node=1\"\n",
+        )
+        .unwrap();
+        assert_eq!(got[0], (7, String::new(), Some(1_767_225_600), None, "cpu=16,mem=64G,node=1".into(), 2));
+        assert_eq!(got[1], (8, "high".into(), Some(100), None, "cpu=2,node=1".into(), 4));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = collect("job_id,user,account,partition,qos,start,end,tres_alloc\n1,u,a,p,,x,,cpu=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("jobs.csv:2: start: time \"x\" is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS"), "{e}");
+        let e = collect("job_id,user\n").unwrap_err().to_string();
+        assert!(e.contains(":1: missing column \"account\""), "{e}");
+        let e = collect("").unwrap_err().to_string();
+        assert!(e.contains("empty file"), "{e}");
+        let e = collect("job_id,user,account,partition,qos,start,end,tres_alloc,state\n1,u,a,p,,1,2,cpu=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":2: expected 9 fields, found 8"), "{e}");
+    }
+}
