@@ -22,7 +22,9 @@ pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     }
     let bad = || format!("time {t:?} is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS");
     let b = t.as_bytes();
-    if b.len() != 19
+    // Byte positions below are only character positions in ASCII text.
+    if !t.is_ascii()
+        || b.len() != 19
         || b[4] != b'-'
         || b[7] != b'-'
         || !(b[10] == b'T' || b[10] == b' ')

@@ -8,6 +8,9 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
+/// String-keyed maps: foldhash spreads short, similar names (`u000123`) where FxHash collides.
+type StrMap<V> = std::collections::HashMap<Box<str>, V, foldhash::fast::FixedState>;
+
 use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, billable};
 use crate::error::{Error, Result};
@@ -57,47 +60,106 @@ pub struct ChargeReport {
     pub first_unmatched: Option<u64>,
 }
 
-/// Resolves, bills and decays job records into per-association raw usage.
-pub struct UsageCharger<'a> {
-    /// `user \x1f account \x1f partition` (partition empty for the partition-less association).
-    rows: FxHashMap<Box<str>, u32>,
-    usage: Vec<f64>,
+/// A (user, account) pair as the lookup stores it.
+#[derive(PartialEq, Eq)]
+struct PairKey {
+    user: Box<str>,
+    account: Box<str>,
+}
+
+/// A borrowed (user, account) pair that finds a [`PairKey`] without allocating.
+#[derive(Hash)]
+struct PairRef<'a> {
+    user: &'a str,
+    account: &'a str,
+}
+
+impl std::hash::Hash for PairKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        PairRef { user: &self.user, account: &self.account }.hash(h);
+    }
+}
+
+impl hashbrown::Equivalent<PairKey> for PairRef<'_> {
+    fn equivalent(&self, key: &PairKey) -> bool {
+        *key.user == *self.user && *key.account == *self.account
+    }
+}
+
+/// The associations of one (user, account): the partition-less one and the per-partition ones.
+#[derive(Default)]
+struct PairAssocs {
+    any: Option<u32>,
+    by_partition: Vec<(Box<str>, u32)>,
+}
+
+impl PairAssocs {
+    /// The association for `partition`, falling back on the partition-less one, as slurmctld
+    /// resolves a job.
+    fn find(&self, partition: &str) -> Option<u32> {
+        self.by_partition.iter().find(|(p, _)| &**p == partition).map(|&(_, r)| r).or(self.any)
+    }
+}
+
+/// What every charging worker shares: the association lookup, the site and the decay model.
+pub struct ChargeContext<'a> {
+    pairs: hashbrown::HashMap<PairKey, PairAssocs, foldhash::fast::FixedState>,
+    rows: usize,
     conf: Option<&'a SlurmConf>,
     qos: Option<&'a QosTable>,
     model: DecayModel,
-    /// Billing per `partition \x1f tres_alloc`, before the QOS factor; jobs repeat shapes.
-    bills: FxHashMap<Box<str>, f64>,
-    key: String,
-    report: ChargeReport,
 }
 
-/// Past this many distinct (partition, TRES) shapes the billing cache starts over, to bound memory.
-const BILL_CACHE_LIMIT: usize = 1 << 20;
-
-impl<'a> UsageCharger<'a> {
-    /// A charger for the user associations of `input`. Without a slurm.conf, every job is billed
+impl<'a> ChargeContext<'a> {
+    /// A context for the user associations of `input`. Without a slurm.conf, every job is billed
     /// its allocated CPUs; without a QOS table, usage factors are 1.
     pub fn new(input: &TreeInput, conf: Option<&'a SlurmConf>, qos: Option<&'a QosTable>, model: DecayModel) -> Self {
-        let mut rows = FxHashMap::default();
-        let mut key = String::new();
+        let mut pairs = hashbrown::HashMap::with_hasher(foldhash::fast::FixedState::default());
         for (i, r) in input.records.iter().enumerate() {
-            if let Some(user) = &r.user {
-                assoc_key(&mut key, user, &r.account, r.partition.as_deref().unwrap_or(""));
-                rows.insert(key.as_str().into(), i as u32);
+            let Some(user) = &r.user else { continue };
+            let key = PairKey { user: user.as_str().into(), account: r.account.as_str().into() };
+            let entry: &mut PairAssocs = pairs.entry(key).or_default();
+            match &r.partition {
+                Some(p) => entry.by_partition.push((p.as_str().into(), i as u32)),
+                None => entry.any = Some(i as u32),
             }
         }
+        ChargeContext { pairs, rows: input.records.len(), conf, qos, model }
+    }
+
+    /// A worker with zero usage.
+    pub fn charger(&self) -> UsageCharger<'_, 'a> {
         UsageCharger {
-            rows,
-            usage: vec![0.0; input.records.len()],
-            conf,
-            qos,
-            model,
-            bills: FxHashMap::default(),
-            key,
+            ctx: self,
+            usage: vec![0.0; self.rows],
+            partitions: StrMap::default(),
+            qos_factors: StrMap::default(),
             report: ChargeReport::default(),
         }
     }
+}
 
+/// Resolves, bills and decays job records into per-association raw usage; one per worker.
+pub struct UsageCharger<'c, 'a> {
+    ctx: &'c ChargeContext<'a>,
+    usage: Vec<f64>,
+    /// Per partition: its billing weights' index and the billing of each TRES string seen, before
+    /// the QOS factor (jobs repeat shapes).
+    partitions: StrMap<PartitionBills>,
+    /// Usage factor per QOS name seen.
+    qos_factors: StrMap<f64>,
+    report: ChargeReport,
+}
+
+struct PartitionBills {
+    bills: StrMap<f64>,
+}
+
+/// Past this many distinct TRES strings in a partition the billing cache starts over, to bound
+/// memory.
+const BILL_CACHE_LIMIT: usize = 1 << 16;
+
+impl UsageCharger<'_, '_> {
     /// Charges one record read from `path`.
     ///
     /// # Errors
@@ -109,36 +171,24 @@ impl<'a> UsageCharger<'a> {
             self.report.not_started += 1;
             return Ok(());
         };
-        let row = {
-            assoc_key(&mut self.key, job.user, job.account, job.partition);
-            match self.rows.get(self.key.as_str()) {
-                Some(&r) => Some(r),
-                None => {
-                    assoc_key(&mut self.key, job.user, job.account, "");
-                    self.rows.get(self.key.as_str()).copied()
-                }
-            }
-        };
+        let pair = PairRef { user: job.user, account: job.account };
+        let row = self.ctx.pairs.get(&pair).and_then(|a| a.find(job.partition));
         let Some(row) = row else {
             self.report.unmatched += 1;
             self.report.first_unmatched.get_or_insert(job.job_id);
             return Ok(());
         };
         let bill = self.bill(job, path)? * self.usage_factor(job, path)?;
-        self.usage[row as usize] += self.model.job_usage(start, job.end, bill);
+        self.usage[row as usize] += self.ctx.model.job_usage(start, job.end, bill);
         self.report.charged += 1;
         Ok(())
     }
 
     fn bill(&mut self, job: &JobRef<'_>, path: &Path) -> Result<f64> {
-        self.key.clear();
-        self.key.push_str(job.partition);
-        self.key.push('\x1f');
-        self.key.push_str(job.tres_alloc);
-        if let Some(&b) = self.bills.get(self.key.as_str()) {
+        if let Some(&b) = self.partitions.get(job.partition).and_then(|p| p.bills.get(job.tres_alloc)) {
             return Ok(b);
         }
-        let (weights, flags) = match self.conf {
+        let (weights, flags) = match self.ctx.conf {
             Some(conf) => match conf.partition(job.partition) {
                 Some(p) => (p.billing_weights.as_ref(), conf.priority_flags),
                 None => {
@@ -154,25 +204,54 @@ impl<'a> UsageCharger<'a> {
         let counts =
             parse_tres_counts(job.tres_alloc).map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
         let b = billable(&counts, weights, flags);
-        if self.bills.len() >= BILL_CACHE_LIMIT {
-            self.bills.clear();
+        let part =
+            self.partitions.entry(job.partition.into()).or_insert_with(|| PartitionBills { bills: StrMap::default() });
+        if part.bills.len() >= BILL_CACHE_LIMIT {
+            part.bills.clear();
         }
-        self.bills.insert(self.key.as_str().into(), b);
+        part.bills.insert(job.tres_alloc.into(), b);
         Ok(b)
     }
 
-    fn usage_factor(&self, job: &JobRef<'_>, path: &Path) -> Result<f64> {
-        let (Some(table), false) = (self.qos, job.qos.is_empty()) else {
+    fn usage_factor(&mut self, job: &JobRef<'_>, path: &Path) -> Result<f64> {
+        let (Some(table), false) = (self.ctx.qos, job.qos.is_empty()) else {
             return Ok(1.0);
         };
-        match table.get(job.qos) {
+        if let Some(&f) = self.qos_factors.get(job.qos) {
+            return Ok(f);
+        }
+        let f = match table.get(job.qos) {
             // Slurm ignores a negative factor (the "unset" value).
-            Some(q) => Ok(if q.usage_factor >= 0.0 { q.usage_factor } else { 1.0 }),
-            None => Err(Error::input(path, job.line, format!("QOS {:?} is not in the QOS dump", job.qos))),
+            Some(q) => {
+                if q.usage_factor >= 0.0 {
+                    q.usage_factor
+                } else {
+                    1.0
+                }
+            }
+            None => return Err(Error::input(path, job.line, format!("QOS {:?} is not in the QOS dump", job.qos))),
+        };
+        self.qos_factors.insert(job.qos.into(), f);
+        Ok(f)
+    }
+
+    /// Adds another worker's usage and counts into this one (workers' results are merged in
+    /// input order, so the sums do not depend on the thread count).
+    pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
+        for (a, b) in self.usage.iter_mut().zip(other.usage) {
+            *a += b;
+        }
+        let (r, o) = (&mut self.report, other.report);
+        r.records += o.records;
+        r.charged += o.charged;
+        r.not_started += o.not_started;
+        r.unmatched += o.unmatched;
+        if r.first_unmatched.is_none() {
+            r.first_unmatched = o.first_unmatched;
         }
     }
 
-    /// Writes the charged usage into the user associations of `input` (the one the charger was
+    /// Writes the charged usage into the user associations of `input` (the one the context was
     /// made from), and into every account the sum of the users below it, as Slurm's accounts hold
     /// it; returns the report.
     pub fn finish(self, input: &mut TreeInput) -> ChargeReport {
@@ -196,13 +275,4 @@ impl<'a> UsageCharger<'a> {
         }
         self.report
     }
-}
-
-fn assoc_key(key: &mut String, user: &str, account: &str, partition: &str) {
-    key.clear();
-    key.push_str(user);
-    key.push('\x1f');
-    key.push_str(account);
-    key.push('\x1f');
-    key.push_str(partition);
 }

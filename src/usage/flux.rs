@@ -454,13 +454,13 @@ fn walk_banks<'a>(banks: &[(&'a str, Option<&str>)], assocs: &[(&str, f64)]) -> 
 /// gives 0.
 pub fn clean_usage(jobs: impl Iterator<Item = (f64, f64)>, now: f64, cfg: &FluxUsageConfig) -> f64 {
     let p = cfg.half_life;
-    if !(p > 0.0) || cfg.bins == 0 {
+    if p.is_nan() || p <= 0.0 || cfg.bins == 0 {
         return 0.0;
     }
     let mut per_bin = vec![0.0; cfg.bins];
     for (t_inactive, usage) in jobs {
         let age = now - t_inactive;
-        if !(age >= 0.0) {
+        if age.is_nan() || age < 0.0 {
             continue;
         }
         let k = (age / p).floor();

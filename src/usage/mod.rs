@@ -17,7 +17,7 @@ pub mod sacct;
 pub mod slurm_decay;
 pub mod swf;
 
-pub use charge::{ChargeReport, DecayModel, UsageCharger};
+pub use charge::{ChargeContext, ChargeReport, DecayModel, UsageCharger};
 pub use exact::ExactDecay;
 pub use records::{JobFormat, for_each_job};
 pub use slurm_decay::SlurmDecay;
@@ -48,8 +48,9 @@ pub struct JobRef<'a> {
 /// What a reader calls for every record; an error stops the read and is returned as is.
 pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 
-/// Streams the job records of `path` into a [`UsageCharger`] for the user associations of
-/// `input`, and writes the charged raw usage into them.
+/// Streams the job records of `path` into [`UsageCharger`]s for the user associations of `input`,
+/// and writes the charged raw usage into them. Parquet row groups are charged in parallel, each by
+/// its own worker, and merged in file order, so the result does not depend on the thread count.
 ///
 /// # Errors
 /// A malformed record or one the charger rejects (unknown partition or QOS), naming the line.
@@ -61,7 +62,14 @@ pub fn charge_jobs(
     qos: Option<&crate::config::QosTable>,
     model: DecayModel,
 ) -> crate::Result<ChargeReport> {
-    let mut charger = UsageCharger::new(input, conf, qos, model);
-    for_each_job(path, format, &mut |job| charger.charge(job, path))?;
+    let ctx = ChargeContext::new(input, conf, qos, model);
+    let charger = match format {
+        JobFormat::Parquet => records::charge_parquet(path, &ctx)?,
+        _ => {
+            let mut charger = ctx.charger();
+            for_each_job(path, format, &mut |job| charger.charge(job, path))?;
+            charger
+        }
+    };
     Ok(charger.finish(input))
 }

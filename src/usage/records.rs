@@ -14,14 +14,17 @@ use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, StringArray
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Int32Type, Int64Type, TimeUnit};
 use arrow::error::ArrowError;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::io::text::{recycle, split_fields};
 use crate::jobs::parse_timestamp;
 
 use super::swf::SwfTree;
-use super::{JobRef, JobSink};
+use super::{ChargeContext, JobRef, JobSink, UsageCharger};
 
 /// The formats job records come in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,13 +226,64 @@ fn seconds(a: &ArrayRef) -> std::result::Result<Int64Array, ArrowError> {
 /// Streams canonical Parquet records, batch by batch (one row group's worth at a time).
 ///
 /// # Errors
-/// Not Parquet, a missing column, a column of the wrong type, or a null job id or start where a
-/// value is required, naming the row (1-based).
+/// Not Parquet, a missing column, a column of the wrong type, or a null job id where a value is
+/// required, naming the row (1-based).
 pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-    let reader = builder.with_batch_size(64 * 1024).build().map_err(|e| Error::format(path, e))?;
-    let mut row = 0u64;
+    let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| Error::format(path, e))?;
+    read_batches(path, reader, 0, sink)
+}
+
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// Charges a canonical Parquet file row group by row group, in parallel waves of one row group
+/// per thread; each group gets its own worker and the workers are merged in file order.
+///
+/// # Errors
+/// As [`read_parquet`], or the charger's error, for the first failing row group.
+pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result<UsageCharger<'c, 'a>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // Names as plain strings: rebuilding the writer's Arrow dictionaries (its schema hint) would
+    // intern every value of a column whose Parquet pages fell back to plain encoding.
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
+    let groups = meta.metadata().row_groups();
+    let first_rows: Vec<u64> = groups
+        .iter()
+        .scan(0u64, |acc, g| {
+            let first = *acc;
+            *acc += g.num_rows().max(0) as u64;
+            Some(first)
+        })
+        .collect();
+    let charge_group = |g: usize| -> Result<UsageCharger<'c, 'a>> {
+        // Its own handle: clones of one would share the seek position.
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
+            .with_row_groups(vec![g])
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| Error::format(path, e))?;
+        let mut charger = ctx.charger();
+        read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))?;
+        Ok(charger)
+    };
+    let mut total = ctx.charger();
+    let wave = rayon::current_num_threads().max(1);
+    for start in (0..groups.len()).step_by(wave) {
+        let end = (start + wave).min(groups.len());
+        let done: Vec<Result<UsageCharger<'c, 'a>>> = (start..end).into_par_iter().map(charge_group).collect();
+        for worker in done {
+            total.absorb(worker?);
+        }
+    }
+    Ok(total)
+}
+
+/// Feeds the rows of `reader` to `sink`; `first_row` is the number of rows before them in the file.
+fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, sink: &mut JobSink<'_>) -> Result<()> {
+    let mut row = first_row;
     for batch in reader {
         let batch = batch.map_err(|e| Error::format(path, e))?;
         let col = |n: &str| {
