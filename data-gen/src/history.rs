@@ -105,7 +105,7 @@ pub fn for_each_record(
         tree.records.iter().filter_map(|r| r.user.as_deref().map(|u| (u, r.account.as_str()))).collect();
     assert!(!users.is_empty(), "the tree has no user association");
     let shapes = Shapes::new();
-    let mut rng = SplitMix64(spec.seed ^ 0x4A0B_5EC0_4D5);
+    let mut rng = SplitMix64(spec.seed ^ 0x04A0_B5EC_04D5);
     let span = (spec.to - spec.from).max(1) as u64;
     for i in 0..spec.records {
         // u^3 skews the draw towards the first users: a heavy tail of busy users.
@@ -227,18 +227,15 @@ pub fn write_records_parquet(path: &Path, tree: &TreeInput, spec: &HistorySpec) 
     let mut failure = None;
     for_each_record(tree, spec, |r| {
         chunk.push(r);
-        if chunk.id.len() == BATCH {
-            if let Err(e) = flush(&mut chunk, &mut writer) {
-                failure = Some(e);
-                return Err(io::Error::other("flush failed"));
-            }
+        if chunk.id.len() == BATCH
+            && let Err(e) = flush(&mut chunk, &mut writer)
+        {
+            failure = Some(e);
+            return Err(io::Error::other("flush failed"));
         }
         Ok(())
     })
-    .or_else(|e| match failure.take() {
-        Some(f) => Err(f),
-        None => Err(Error::io(path, e)),
-    })?;
+    .map_err(|e| failure.take().unwrap_or_else(|| Error::io(path, e)))?;
     if !chunk.id.is_empty() || writer.is_none() {
         flush(&mut chunk, &mut writer)?;
     }

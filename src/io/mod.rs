@@ -7,11 +7,13 @@
 //! | `flux-csv` | flux-accounting's weighted-tree CSV `level,bank,user,shares,usage` |
 //! | `flux-db` | a flux-accounting SQLite database |
 //! | `parquet` | the canonical columns as Parquet |
+//! | `sacctmgr-dump` | the hierarchy file of `sacctmgr dump CLUSTER file=...` (no usage) |
 
 pub mod assoc_csv;
 pub mod flux_csv;
 pub mod flux_db;
 pub mod parquet_tree;
+pub mod sacctmgr_dump;
 pub mod sshare_dump;
 pub(crate) mod text;
 
@@ -33,16 +35,19 @@ pub enum TreeFormat {
     FluxDb,
     /// Canonical Parquet.
     Parquet,
+    /// A `sacctmgr dump` hierarchy file.
+    SacctmgrDump,
 }
 
 impl TreeFormat {
     /// Every format with its command-line name.
-    pub const ALL: [(TreeFormat, &'static str); 5] = [
+    pub const ALL: [(TreeFormat, &'static str); 6] = [
         (TreeFormat::AssocCsv, "assoc-csv"),
         (TreeFormat::Sshare, "sshare"),
         (TreeFormat::FluxCsv, "flux-csv"),
         (TreeFormat::FluxDb, "flux-db"),
         (TreeFormat::Parquet, "parquet"),
+        (TreeFormat::SacctmgrDump, "sacctmgr-dump"),
     ];
 
     /// The command-line name.
@@ -67,6 +72,14 @@ impl TreeFormat {
             return Ok(TreeFormat::FluxDb);
         }
         let text = String::from_utf8_lossy(&head);
+        // A dump opens with a block of `#` comments, so look past them.
+        let code = text
+            .lines()
+            .map(|l| l.trim().trim_start_matches('\u{feff}'))
+            .find(|l| !l.is_empty() && !l.starts_with('#'));
+        if code.is_some_and(|l| ["Cluster - ", "Parent - ", "Account - ", "User - "].iter().any(|k| l.starts_with(k))) {
+            return Ok(TreeFormat::SacctmgrDump);
+        }
         let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("CLUSTER:")).unwrap_or("");
         let first = first.trim_start_matches('\u{feff}');
         if first.starts_with("Account|") || first.starts_with("Account |") {
@@ -98,6 +111,7 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
         TreeFormat::FluxCsv => flux_csv::parse(path, &text::read_to_string(path)?),
         TreeFormat::FluxDb => flux_db::read(path),
         TreeFormat::Parquet => parquet_tree::read(path),
+        TreeFormat::SacctmgrDump => sacctmgr_dump::read(path),
     }
 }
 

@@ -936,7 +936,7 @@ mod tests {
         assert_eq!(py_round(1.000005, 5), 1.00001);
         assert_eq!(py_round(4.500005, 5), 4.5);
         assert_eq!(py_round(2.675, 2), 2.67);
-        assert_eq!(py_round(123_456_789.123455, 5), 123_456_789.12346);
+        assert_eq!(py_round(123_456_789.123_455, 5), 123_456_789.123_46);
         assert_eq!(py_round(1e300, 5), 1e300);
         assert_eq!(py_round(-0.000001, 5).to_bits(), (-0.0f64).to_bits());
         assert!(py_round(f64::INFINITY, 5).is_infinite());

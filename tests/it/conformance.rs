@@ -2,8 +2,8 @@
 //!
 //! A case file has sections:
 //! - `[args]`: one line of arguments after `fairshare` (the tree path is appended);
-//! - `[tree FORMAT]`: the tree, as `assoc-csv`, `sshare`, `flux-csv`, or `flux-sql` (SQL building a
-//!   flux-accounting database with `bank_table` and `association_table`);
+//! - `[tree FORMAT]`: the tree, as `assoc-csv`, `sshare`, `flux-csv`, `sacctmgr-dump`, or `flux-sql`
+//!   (SQL building a flux-accounting database with `bank_table` and `association_table`);
 //! - `[expect]`: the exact output lines; `[expect-prefix]`: the first output lines;
 //!   `[expect-fairshare]`: `bank,user,fairshare` for every user row of a `-P` table (no others).
 //!
@@ -65,6 +65,7 @@ fn tree_file(case: &Case, dir: &Path) -> (PathBuf, &'static str) {
         "assoc-csv" => (write_file(dir, "tree.csv", &case.tree), "assoc-csv"),
         "sshare" => (write_file(dir, "sshare.txt", &case.tree), "sshare"),
         "flux-csv" => (write_file(dir, "tree.csv", &case.tree), "flux-csv"),
+        "sacctmgr-dump" => (write_file(dir, "cluster.cfg", &case.tree), "sacctmgr-dump"),
         "flux-sql" => {
             let p = dir.join("flux.db");
             let conn = rusqlite::Connection::open(&p).expect("create db");
