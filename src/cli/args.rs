@@ -296,9 +296,30 @@ pub struct UsageCmdArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// Site description (TOML: slurm_conf, qos, tree, jobs, pending, now, algorithm, decay, ...;
+    /// paths relative to the file). Flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub site: Option<PathBuf>,
     #[command(flatten)]
     pub tree: TreeArgs,
-    /// Write `associations.parquet` and `sshare.txt` into this directory instead of printing.
+    #[command(flatten)]
+    pub usage: UsageArgs,
+    /// Pending jobs to score (CSV, Parquet or `squeue --json`).
+    #[arg(long, value_name = "PATH")]
+    pub pending: Option<PathBuf>,
+    /// Pending-jobs format (detected when omitted).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormatArg>,
+    /// A flux-accounting database: usage and fair-share as `flux account-update-usage` and
+    /// `update-fshare` compute them at --now.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["jobs", "site"])]
+    pub flux_db: Option<PathBuf>,
+    /// With --flux-db: write the usage state and the fair-share back into the database, in one
+    /// transaction, in place of the two cron steps.
+    #[arg(long, requires = "flux_db")]
+    pub write_back: bool,
+    /// Write the run directory (associations.parquet, jobs.parquet, sshare.txt, sprio.txt,
+    /// run.json) here, atomically, instead of printing sshare's table.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
 }

@@ -1,6 +1,8 @@
 //! The command-line front end: resolves clap's arguments into settings and runs the commands.
 
 mod args;
+mod flux_site;
+mod run;
 mod usage;
 
 use std::io::Write;
@@ -8,14 +10,13 @@ use std::path::{Path, PathBuf};
 
 pub use args::Cli;
 use args::{
-    AlgoArg, Command, PendingFormatArg, PriorityArg, QueueArgs, RunArgs, SshareArgs, TreeArgs, TreeFormatArg, UsageArgs,
+    AlgoArg, Command, PendingFormatArg, PriorityArg, QueueArgs, SshareArgs, TreeArgs, TreeFormatArg, UsageArgs,
 };
 use clap::Parser;
 use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::{TreeFormat, default_tree, read_tree};
 use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
-use fairshare::output::atomic::AtomicFile;
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
 use fairshare::output::parquet::{jobs_batch, jobs_metadata};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
@@ -127,10 +128,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Usage(a) => {
             let usage = UsageSettings::resolve(&a.usage)?.ok_or_else(|| Error::Usage("usage needs --jobs".into()))?;
             let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref());
-            let (input, meta) = charged_input(&settings, &usage)?;
+            let (input, meta, _) = charged_input(&settings, &usage)?;
             fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
         }
-        Command::Run(a) => run_main(&a),
+        Command::Run(a) => run::run(a),
         Command::Sprio(a) => {
             let queue = Queue::load(&a.tree, &a.queue)?;
             let format = match (&a.format, a.long) {
@@ -172,17 +173,18 @@ fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings,
         return Ok((settings, tree, result, Vec::new()));
     };
     let settings = TreeSettings::resolve(tree_args, usage.conf.as_ref());
-    let (input, meta) = charged_input(&settings, &usage)?;
+    let (input, meta, _) = charged_input(&settings, &usage)?;
     let tree = AssocTree::build(input)?;
     let result = fs::compute(&tree, &settings.params)?;
     Ok((settings, tree, result, meta))
 }
 
-/// The tree input with its user usage recomputed from the job records, and the usage metadata.
+/// The tree input with its user usage recomputed from the job records, the usage metadata, and
+/// what the charging saw.
 fn charged_input(
     settings: &TreeSettings,
     usage: &UsageSettings,
-) -> Result<(fairshare::tree::TreeInput, Vec<KeyValue>)> {
+) -> Result<(fairshare::tree::TreeInput, Vec<KeyValue>, fairshare::usage::ChargeReport)> {
     let given = match &settings.path {
         Some(p) => Some(fairshare::io::read_tree_input(p, settings.format)?),
         None => None,
@@ -192,9 +194,17 @@ fn charged_input(
         None => fairshare::io::default_tree_input()?,
     };
     let algorithm = settings.params.algorithm;
-    usage.apply(&mut input, algorithm)?;
+    let report = usage.apply(&mut input, algorithm)?;
     let meta = usage.metadata(algorithm).into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
-    Ok((input, meta))
+    Ok((input, meta, report))
+}
+
+fn pending_format(f: PendingFormatArg) -> PendingFormat {
+    match f {
+        PendingFormatArg::Csv => PendingFormat::Csv,
+        PendingFormatArg::Parquet => PendingFormat::Parquet,
+        PendingFormatArg::SqueueJson => PendingFormat::SqueueJson,
+    }
 }
 
 /// A scored pending queue.
@@ -209,6 +219,32 @@ struct Queue {
 }
 
 impl Queue {
+    /// Scores `pending` with Slurm's multifactor plugin.
+    fn slurm(
+        conf: &SlurmConf,
+        qos: Option<&fairshare::config::QosTable>,
+        now: i64,
+        tree: &AssocTree,
+        fs: &FairShare,
+        pending: &Path,
+        format: Option<PendingFormat>,
+    ) -> Result<Self> {
+        let prio = SlurmPriority::new(conf, qos, now);
+        let jobs = PendingJobs::read(pending, format, &prio.weights.tres_keys())?;
+        let (scores, unknown) = prio.score(&jobs, tree, fs)?;
+        report_unknown(&jobs, &unknown);
+        let tres_weight_text = prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
+        Ok(Queue {
+            weights: prio.weights.clone(),
+            jobs,
+            scores,
+            tres_weight_text,
+            formula: "slurm",
+            algorithm: fs.params.algorithm,
+            now,
+        })
+    }
+
     fn load(tree_args: &TreeArgs, a: &QueueArgs) -> Result<Self> {
         let now = match &a.now {
             Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
@@ -216,11 +252,7 @@ impl Queue {
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
             }
         };
-        let pending_format = a.pending_format.map(|f| match f {
-            PendingFormatArg::Csv => PendingFormat::Csv,
-            PendingFormatArg::Parquet => PendingFormat::Parquet,
-            PendingFormatArg::SqueueJson => PendingFormat::SqueueJson,
-        });
+        let pending_format = a.pending_format.map(pending_format);
         match a.priority {
             PriorityArg::Slurm => {
                 let conf_path =
@@ -229,21 +261,7 @@ impl Queue {
                 let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
                 let settings = TreeSettings::resolve(tree_args, Some(&conf));
                 let (tree, fs) = settings.load()?;
-                let prio = SlurmPriority::new(&conf, qos.as_ref(), now);
-                let jobs = PendingJobs::read(&a.pending, pending_format, &prio.weights.tres_keys())?;
-                let (scores, unknown) = prio.score(&jobs, &tree, &fs)?;
-                report_unknown(&jobs, &unknown);
-                let tres_weight_text =
-                    prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
-                Ok(Queue {
-                    weights: prio.weights.clone(),
-                    jobs,
-                    scores,
-                    tres_weight_text,
-                    formula: "slurm",
-                    algorithm: settings.params.algorithm,
-                    now,
-                })
+                Queue::slurm(&conf, qos.as_ref(), now, &tree, &fs, &a.pending, pending_format)
             }
             PriorityArg::Flux => {
                 let mut settings = TreeSettings::resolve(tree_args, None);
@@ -295,42 +313,6 @@ fn report_unknown(jobs: &PendingJobs, unknown: &[usize]) {
             jobs.source.display(),
             jobs.line[j]
         );
-    }
-}
-
-/// `fairshare run`: sshare's long table on stdout, or a run directory with Parquet and text.
-fn run_main(a: &RunArgs) -> Result<()> {
-    let settings = TreeSettings::resolve(&a.tree, None);
-    let (tree, result) = settings.load()?;
-    let opts = SshareOptions { long: true, ..SshareOptions::default() };
-    match &a.out_dir {
-        None => {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
-            write_sshare(&mut out, &tree, &result, &opts)?;
-            out.flush().map_err(|e| Error::io("<stdout>", e))?;
-            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                eprintln!(
-                    "fairshare: {} associations, {} users, {} ({}); add --out-dir DIR for Parquet",
-                    tree.len(),
-                    tree.user_count(),
-                    result.params.algorithm.name(),
-                    settings.source()
-                );
-            }
-            Ok(())
-        }
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            write_parquet(
-                &dir.join("associations.parquet"),
-                &association_batch(&tree, &result),
-                metadata(&result, &settings.source()),
-            )?;
-            let mut text = AtomicFile::create(&dir.join("sshare.txt"))?;
-            write_sshare(&mut text, &tree, &result, &opts)?;
-            text.commit()
-        }
     }
 }
 

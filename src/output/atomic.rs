@@ -1,4 +1,4 @@
-//! Atomic output files: write to a temporary file beside the target, then rename.
+//! Atomic outputs: write to a temporary file (or directory) beside the target, then rename.
 //!
 //! A crash, a kill or an error mid-write leaves the previous file intact and no partial file
 //! under the target name.
@@ -61,6 +61,88 @@ impl Drop for AtomicFile {
     }
 }
 
+/// A directory being filled under a temporary name; [`AtomicDir::commit`] puts it in place of the
+/// target in one step. Dropping it without committing removes the temporary directory.
+pub struct AtomicDir {
+    target: PathBuf,
+    temp: PathBuf,
+    committed: bool,
+}
+
+impl AtomicDir {
+    /// Creates `.<name>.tmp-<pid>` beside `target` (and `target`'s parent if needed).
+    ///
+    /// # Errors
+    /// The parent cannot be created or is not writable.
+    pub fn create(target: &Path) -> Result<Self> {
+        let parent = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        let name =
+            target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a directory name", target.display())))?;
+        let temp = parent.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+        if temp.exists() {
+            std::fs::remove_dir_all(&temp).map_err(|e| Error::io(&temp, e))?;
+        }
+        std::fs::create_dir(&temp).map_err(|e| Error::io(&temp, e))?;
+        Ok(AtomicDir { target: target.to_path_buf(), temp, committed: false })
+    }
+
+    /// Where to write the files (each itself written atomically and synced).
+    pub fn path(&self) -> &Path {
+        &self.temp
+    }
+
+    /// Syncs the directory and swaps it with the target: readers see the old run or the new one,
+    /// never a mix. The previous run is then removed.
+    ///
+    /// # Errors
+    /// Any I/O error; the target is then untouched.
+    pub fn commit(mut self) -> Result<()> {
+        File::open(&self.temp).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.temp, e))?;
+        if self.target.exists() {
+            exchange(&self.temp, &self.target)?;
+            // `temp` now holds the previous run.
+            std::fs::remove_dir_all(&self.temp).map_err(|e| Error::io(&self.temp, e))?;
+        } else {
+            std::fs::rename(&self.temp, &self.target).map_err(|e| Error::io(&self.target, e))?;
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+/// Swaps two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes()).map_err(|_| Error::Usage(format!("{} has a NUL byte", p.display())))
+    };
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: both are valid NUL-terminated paths; the call only reads them.
+    let rc =
+        unsafe { libc::renameat2(libc::AT_FDCWD, ca.as_ptr(), libc::AT_FDCWD, cb.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc == 0 { Ok(()) } else { Err(Error::io(b, std::io::Error::last_os_error())) }
+}
+
+/// Elsewhere: move the old directory aside, then the new one in (a short window without either).
+#[cfg(not(target_os = "linux"))]
+fn exchange(a: &Path, b: &Path) -> Result<()> {
+    let aside = a.with_extension("old");
+    std::fs::rename(b, &aside).map_err(|e| Error::io(b, e))?;
+    std::fs::rename(a, b).map_err(|e| Error::io(b, e))?;
+    std::fs::rename(&aside, a).map_err(|e| Error::io(a, e))
+}
+
+impl Drop for AtomicDir {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.temp);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,5 +162,26 @@ mod tests {
         f.write_all(b"new").unwrap();
         f.commit().unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
+
+    #[test]
+    fn a_directory_replaces_the_previous_one_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("run");
+        let fill = |body: &str, commit: bool| {
+            let d = AtomicDir::create(&target).unwrap();
+            std::fs::write(d.path().join("a.txt"), body).unwrap();
+            if commit {
+                d.commit().unwrap();
+            }
+        };
+        fill("first", true);
+        assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "first");
+        fill("abandoned", false);
+        assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "first");
+        fill("second", true);
+        assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "second");
+        // Only the run directory is left: no temporary or previous copies.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -13,7 +13,8 @@
 //!
 //! [`FluxDbUsage`] runs all of this over a flux-accounting SQLite database: it loads what
 //! update-usage reads, updates in memory, and writes back in one transaction what update-usage
-//! writes. [`write_fairshare`] stores the result of update-fshare (computed elsewhere in the crate).
+//! writes, together with the result of update-fshare (computed elsewhere in the crate), so one
+//! run replaces both cron steps.
 //! [`clean_usage`] is the same bin model without the quirks, for plain job records.
 
 use std::path::Path;
@@ -551,7 +552,7 @@ struct DbJob {
 /// let db = std::path::Path::new("FluxAccounting.db");
 /// let mut usage = FluxDbUsage::load(db)?;
 /// usage.update(1_760_000_000.0);
-/// usage.write_back(db)?;
+/// usage.write_back(db, &[])?;
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Debug)]
@@ -796,11 +797,16 @@ impl FluxDbUsage {
     /// Writes, in one `BEGIN IMMEDIATE` transaction, everything update-usage writes:
     /// `association_table.job_usage` and the bins of every association that took branch 2–4,
     /// `last_job_timestamp` of those that had new jobs, `end_half_life_period` when it moved, and
-    /// `bank_table.job_usage` of every bank under the root.
+    /// `bank_table.job_usage` of every bank under the root; and, as update-fshare does,
+    /// `association_table.fairshare` of the given `(username, bank, fairshare)` rows.
     ///
     /// # Errors
-    /// The database cannot be opened for writing or an UPDATE fails; nothing is written then.
-    pub fn write_back(&self, db_path: &Path) -> Result<()> {
+    /// A fair-share value is not finite, the database cannot be opened for writing, or an UPDATE
+    /// fails; nothing is written then.
+    pub fn write_back(&self, db_path: &Path, fairshare: &[(String, String, f64)]) -> Result<()> {
+        if let Some((u, b, fs)) = fairshare.iter().find(|v| !v.2.is_finite()) {
+            return Err(Error::Usage(format!("fair-share of {u} in {b} is {fs}, not a finite number")));
+        }
         let err = db_err(db_path);
         let mut conn = open_write(db_path)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
@@ -834,6 +840,13 @@ impl FluxDbUsage {
                     params![self.end_hl],
                 )
                 .map_err(&err)?;
+            }
+            // update-fshare's values, bound as `std::to_string`'s 6-decimal text as flux's writer
+            // does; SQLite's REAL affinity converts it.
+            let mut set_fs =
+                tx.prepare("UPDATE association_table SET fairshare=?1 WHERE username=?2 AND bank=?3").map_err(&err)?;
+            for (username, bank, fs) in fairshare {
+                set_fs.execute(params![format!("{fs:.6}"), username, bank]).map_err(&err)?;
             }
         }
         tx.commit().map_err(&err)
@@ -877,30 +890,6 @@ impl FluxDbUsage {
 }
 
 /// Stores fair-share values (the result of `flux account-update-fshare`) into
-/// `association_table.fairshare` for the given `(username, bank, fairshare)` rows, in one
-/// transaction. As flux's writer, each value is bound as `std::to_string`'s 6-decimal text and
-/// SQLite's REAL affinity converts it.
-///
-/// # Errors
-/// A value is not finite, the database cannot be opened for writing, or an UPDATE fails; nothing
-/// is written then.
-pub fn write_fairshare(db_path: &Path, values: &[(String, String, f64)]) -> Result<()> {
-    if let Some((u, b, fs)) = values.iter().find(|v| !v.2.is_finite()) {
-        return Err(Error::Usage(format!("fair-share of {u} in {b} is {fs}, not a finite number")));
-    }
-    let err = db_err(db_path);
-    let mut conn = open_write(db_path)?;
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(&err)?;
-    {
-        let mut q =
-            tx.prepare("UPDATE association_table SET fairshare=?1 WHERE username=?2 AND bank=?3").map_err(&err)?;
-        for (username, bank, fs) in values {
-            q.execute(params![format!("{fs:.6}"), username, bank]).map_err(&err)?;
-        }
-    }
-    tx.commit().map_err(&err)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1273,7 +1262,7 @@ mod tests {
         assert_eq!(usage.config().bins, 4);
         assert_eq!(usage.skipped_jobs(), 1);
         usage.update(11_500.0);
-        usage.write_back(&db).unwrap();
+        usage.write_back(&db, &[]).unwrap();
 
         // alice: 1200 + 900 = 2100, last 10900; 10900 − 10000 < 1000 → branch 3 (Q4: no rotation):
         //   bins [2200, 40, 20, 8], job_usage 2268.
@@ -1346,7 +1335,7 @@ mod tests {
         assert_eq!(again.end_half_life_period(), 12000.0);
 
         // Fair-share is stored as flux's 6-decimal text.
-        write_fairshare(&db, &[("alice".into(), "A1".into(), 6.0 / 7.0)]).unwrap();
+        again.write_back(&db, &[("alice".into(), "A1".into(), 6.0 / 7.0)]).unwrap();
         let conn = Connection::open(&db).unwrap();
         let (fs, ty): (f64, String) = conn
             .query_row("SELECT fairshare, typeof(fairshare) FROM association_table WHERE username='alice'", [], |r| {
