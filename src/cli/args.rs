@@ -289,9 +289,23 @@ pub struct UsageCmdArgs {
     #[command(flatten)]
     pub usage: UsageArgs,
     /// Output Parquet file: the tree's canonical columns with the recomputed usage (a valid
-    /// `--tree` input), the decay parameters in its metadata.
-    #[arg(long, value_name = "FILE.parquet")]
+    /// `--tree` input), the decay parameters in its metadata. With --at or --every, a directory
+    /// of one Parquet file per instant, partitioned by date (`date=YYYY-MM-DD/HHMMSS.parquet`),
+    /// each with the usage and the fair-share of every association at that instant.
+    #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
+    /// The history at these instants (comma-separated), from one pass over the records.
+    #[arg(long, value_delimiter = ',', value_name = "T1,T2,...", conflicts_with = "every")]
+    pub at: Vec<String>,
+    /// The history at every interval (`30m`, `6h`, `1d`, `1w`, or seconds) from --from to --to.
+    #[arg(long, value_name = "INTERVAL", requires_all = ["from", "to"])]
+    pub every: Option<String>,
+    /// First instant of --every.
+    #[arg(long, value_name = "T", requires = "every")]
+    pub from: Option<String>,
+    /// Last instant of --every (included when on the interval).
+    #[arg(long, value_name = "T", requires = "every")]
+    pub to: Option<String>,
 }
 
 #[derive(Debug, Args)]

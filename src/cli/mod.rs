@@ -125,8 +125,16 @@ pub fn run(cli: Cli) -> Result<()> {
             meta.extend(usage_meta);
             write_parquet(&a.out, &association_batch(&tree, &result), meta)
         }
-        Command::Usage(a) => {
+        Command::Usage(mut a) => {
+            let instants = usage::history_instants(&a)?;
+            if let (Some(last), None) = (instants.last(), &a.usage.now) {
+                a.usage.now = Some(last.to_string());
+            }
             let usage = UsageSettings::resolve(&a.usage)?.ok_or_else(|| Error::Usage("usage needs --jobs".into()))?;
+            if !instants.is_empty() {
+                let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref());
+                return usage::write_history(&settings, &usage, instants, &a.out);
+            }
             let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref());
             let (input, meta, _) = charged_input(&settings, &usage)?;
             fairshare::io::parquet_tree::write(&a.out, &input.records, meta)

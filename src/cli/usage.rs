@@ -15,7 +15,8 @@ use fairshare::usage::swf::SwfTree;
 use fairshare::usage::{ChargeReport, DecayModel, ExactDecay, JobFormat, SlurmDecay, charge_jobs};
 use fairshare::{Error, Result};
 
-use super::args::{DecayArg, JobsFormatArg, SwfTreeArg, UsageArgs};
+use super::args::{DecayArg, JobsFormatArg, SwfTreeArg, UsageArgs, UsageCmdArgs};
+use fairshare::tree::AssocTree;
 
 /// The usage stage, resolved: where the records are and how to decay them.
 pub(crate) struct UsageSettings {
@@ -101,18 +102,23 @@ impl UsageSettings {
     /// The decay model for a fair-share pass with `algorithm` (Fair Tree charges running jobs on
     /// Slurm's first pass, classic does not).
     pub fn model(&self, algorithm: Algorithm) -> DecayModel {
+        self.model_at(algorithm, self.now)
+    }
+
+    /// The decay model evaluating usage at `now`.
+    pub fn model_at(&self, algorithm: Algorithm, now: i64) -> DecayModel {
         match self.decay {
             DecayArg::Slurm => {
                 let c = i64::from(self.calc_period);
                 // Passes aligned on the calc period: any aligned first pass at or before every job
                 // start gives the same usage as the first job start rounded down to the period.
                 let first_pass = self.first_pass.unwrap_or(0);
-                let last_pass = first_pass + (self.now - first_pass).div_euclid(c) * c;
+                let last_pass = first_pass + (now - first_pass).div_euclid(c) * c;
                 DecayModel::Slurm(SlurmDecay {
                     half_life: self.half_life,
                     calc_period: self.calc_period,
                     first_pass,
-                    now: self.now,
+                    now,
                     charge_job_end: self.charge_job_end,
                     fair_tree: algorithm == Algorithm::FairTree,
                     reset: last_boundary(self.reset_period, self.timezone, last_pass),
@@ -120,8 +126,8 @@ impl UsageSettings {
             }
             DecayArg::Exact => DecayModel::Exact(ExactDecay {
                 half_life: self.half_life,
-                now: self.now,
-                reset: last_boundary(self.reset_period, self.timezone, self.now),
+                now,
+                reset: last_boundary(self.reset_period, self.timezone, now),
             }),
         }
     }
@@ -156,12 +162,17 @@ impl UsageSettings {
 
     /// The usage parameters, for the output metadata.
     pub fn metadata(&self, algorithm: Algorithm) -> Vec<(String, String)> {
-        let model = self.model(algorithm);
+        self.metadata_at(algorithm, self.now)
+    }
+
+    /// The usage parameters of the state at `now`.
+    pub fn metadata_at(&self, algorithm: Algorithm, now: i64) -> Vec<(String, String)> {
+        let model = self.model_at(algorithm, now);
         let mut m = vec![
             ("fairshare.decay", model.name().to_string()),
             ("fairshare.jobs", self.jobs.display().to_string()),
             ("fairshare.jobs_format", self.format.name().to_string()),
-            ("fairshare.now", self.now.to_string()),
+            ("fairshare.now", now.to_string()),
             ("fairshare.half_life", self.half_life.to_string()),
             ("fairshare.reset_period", format!("{:?}", self.reset_period).to_uppercase()),
             ("fairshare.timezone", self.timezone.name().to_string()),
@@ -173,4 +184,126 @@ impl UsageSettings {
         }
         m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
+}
+
+/// The instants `--at` or `--every/--from/--to` ask for (empty for a single `--now`).
+///
+/// # Errors
+/// A bad time or interval, or an interval that would make more than a million instants.
+pub(crate) fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
+    if let Some(every) = &a.every {
+        let step = parse_interval(every).map_err(|m| Error::Usage(format!("--every: {m}")))?;
+        let from = time(a.from.as_deref().unwrap_or_default(), "--from")?;
+        let to = time(a.to.as_deref().unwrap_or_default(), "--to")?;
+        if to < from {
+            return Err(Error::Usage(format!("--to {to} is before --from {from}")));
+        }
+        let count = (to - from) / step + 1;
+        if count > 1_000_000 {
+            return Err(Error::Usage(format!(
+                "--every {every} from --from to --to is {count} instants; at most 1000000"
+            )));
+        }
+        return Ok((0..count).map(|k| from + k * step).collect());
+    }
+    a.at.iter().map(|t| time(t, "--at")).collect()
+}
+
+/// `30m`, `6h`, `1d`, `1w` or plain seconds.
+fn parse_interval(text: &str) -> std::result::Result<i64, String> {
+    let t = text.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: i64 = digits.parse().map_err(|_| format!("{t:?} is not an interval such as 30m, 6h, 1d or 3600"))?;
+    let scale = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(format!("{t:?}: unknown unit {unit:?} (s, m, h, d or w)")),
+    };
+    match n.checked_mul(scale) {
+        Some(s) if s > 0 => Ok(s),
+        _ => Err(format!("{t:?} is not a positive interval")),
+    }
+}
+
+/// `YYYY-MM-DD` and `HHMMSS` of an epoch time (UTC), for the history's partition paths.
+fn date_and_time(t: i64) -> (String, String) {
+    let dt = chrono::DateTime::from_timestamp(t, 0).unwrap_or_default();
+    (dt.format("%Y-%m-%d").to_string(), dt.format("%H%M%S").to_string())
+}
+
+/// Charges the records once for every instant and writes one Parquet file per instant (usage and
+/// fair-share of every association, with an `at` column), partitioned by date, as one directory
+/// that appears atomically.
+///
+/// # Errors
+/// Reading or charging the records, the tree, or writing.
+pub(crate) fn write_history(
+    settings: &super::TreeSettings,
+    usage: &UsageSettings,
+    instants: Vec<i64>,
+    out: &std::path::Path,
+) -> Result<()> {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use fairshare::output::atomic::AtomicDir;
+    use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+    use fairshare::usage::history::{Instants, charge_history};
+    use parquet::file::metadata::KeyValue;
+
+    let given = match &settings.path {
+        Some(p) => Some(fairshare::io::read_tree_input(p, settings.format)?),
+        None => None,
+    };
+    let input = match usage.tree_input(given)? {
+        Some(t) => t,
+        None => fairshare::io::default_tree_input()?,
+    };
+    let algorithm = settings.params.algorithm;
+    let ctx =
+        fairshare::usage::ChargeContext::new(&input, usage.conf.as_ref(), usage.qos.as_ref(), usage.model(algorithm));
+    let instants = Instants::new(instants, |t| usage.model_at(algorithm, t));
+    let history = charge_history(&usage.jobs, usage.format, &ctx, instants)?;
+    let tree = AssocTree::build(input.clone())?;
+    // Tree row of each input record.
+    let row_of_id: std::collections::HashMap<u64, usize> =
+        tree.ids().iter().enumerate().map(|(row, &id)| (id, row)).collect();
+    let tree_rows: Vec<usize> = input.records.iter().map(|r| row_of_id[&r.id]).collect();
+    let dir = AtomicDir::create(out)?;
+    let source = settings.source();
+    let mut by_row = vec![0.0; tree.len()];
+    history.for_each_instant(|i, record_usage| {
+        let t = history.instants().times()[i];
+        for (&row, &u) in tree_rows.iter().zip(record_usage) {
+            by_row[row] = u;
+        }
+        let at_tree = tree.with_user_usage(&by_row);
+        let result = fairshare::fairshare::compute(&at_tree, &settings.params)?;
+        let batch = association_batch(&at_tree, &result);
+        let at: arrow::array::ArrayRef = Arc::new(Int64Array::from(vec![t; at_tree.len()]));
+        let mut fields: Vec<Field> = vec![Field::new("at", DataType::Int64, false)];
+        fields.extend(batch.schema().fields().iter().map(|f| f.as_ref().clone()));
+        let mut columns = vec![at];
+        columns.extend(batch.columns().iter().cloned());
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| Error::format(out, e))?;
+        let mut meta = metadata(&result, &source);
+        meta.extend(usage.metadata_at(algorithm, t).into_iter().map(|(k, v)| KeyValue::new(k, v)));
+        let (date, hms) = date_and_time(t);
+        let part = dir.path().join(format!("date={date}"));
+        std::fs::create_dir_all(&part).map_err(|e| Error::io(&part, e))?;
+        write_parquet(&part.join(format!("{hms}.parquet")), &batch, meta)
+    })?;
+    dir.commit()?;
+    if let Some(first) = history.report.first_unmatched {
+        eprintln!(
+            "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {first} in {}",
+            history.report.unmatched,
+            usage.jobs.display()
+        );
+    }
+    Ok(())
 }

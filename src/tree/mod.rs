@@ -425,6 +425,31 @@ impl AssocTree {
             .expect("columns match their schema by construction")
     }
 
+    /// The same tree with other user usage: `user_usage[row]` for every user row (account rows'
+    /// values are ignored and recomputed as their users' sums, bottom-up as [`AssocTree::build`]
+    /// does). Shares and layout are shared, so a history of instants reuses one build.
+    ///
+    /// # Panics
+    /// If `user_usage` does not have one value per row.
+    pub fn with_user_usage(&self, user_usage: &[f64]) -> AssocTree {
+        let n = self.len();
+        assert_eq!(user_usage.len(), n, "one usage value per row");
+        let is_user = self.is_user.values();
+        let mut usage: Vec<f64> = (0..n).map(|r| if is_user.value(r) { user_usage[r] } else { 0.0 }).collect();
+        let parent = self.parent.values();
+        for i in (1..n).rev() {
+            usage[parent[i] as usize] += usage[i];
+        }
+        let usage_is_integral =
+            (0..n).all(|r| !is_user.value(r) || usage[r].fract() == 0.0) && usage[0] < 9_007_199_254_740_992.0;
+        AssocTree {
+            raw_usage: Float64Array::from(usage),
+            usage_is_integral,
+            fs_groups: OnceLock::new(),
+            ..self.clone()
+        }
+    }
+
     /// The id of the parent row, as the input named it.
     pub fn parent_id(&self, row: usize) -> Option<u64> {
         (row > 0).then(|| self.id.value(self.parent.value(row) as usize))

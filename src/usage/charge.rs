@@ -127,6 +127,11 @@ impl<'a> ChargeContext<'a> {
         ChargeContext { pairs, rows: input.records.len(), conf, qos, model }
     }
 
+    /// The number of records of the tree input.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
     /// A worker with zero usage.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
         UsageCharger {
@@ -166,22 +171,38 @@ impl UsageCharger<'_, '_> {
     /// A partition slurm.conf does not define, a QOS missing from the QOS dump, or a bad TRES
     /// string, naming the record's line.
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
+        if let Some((row, start, bill)) = self.resolve(job, path)? {
+            self.usage[row as usize] += self.ctx.model.job_usage(start, job.end, bill);
+        }
+        Ok(())
+    }
+
+    /// Counts a record and resolves it to (association row, start, billing per second with the
+    /// QOS factor); `None` for a job that never started or matches no association.
+    ///
+    /// # Errors
+    /// As [`UsageCharger::charge`].
+    pub fn resolve(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<(u32, i64, f64)>> {
         self.report.records += 1;
         let Some(start) = job.start else {
             self.report.not_started += 1;
-            return Ok(());
+            return Ok(None);
         };
         let pair = PairRef { user: job.user, account: job.account };
         let row = self.ctx.pairs.get(&pair).and_then(|a| a.find(job.partition));
         let Some(row) = row else {
             self.report.unmatched += 1;
             self.report.first_unmatched.get_or_insert(job.job_id);
-            return Ok(());
+            return Ok(None);
         };
         let bill = self.bill(job, path)? * self.usage_factor(job, path)?;
-        self.usage[row as usize] += self.ctx.model.job_usage(start, job.end, bill);
         self.report.charged += 1;
-        Ok(())
+        Ok(Some((row, start, bill)))
+    }
+
+    /// The counts alone, for callers that keep their own usage.
+    pub fn finish_report(self) -> ChargeReport {
+        self.report
     }
 
     fn bill(&mut self, job: &JobRef<'_>, path: &Path) -> Result<f64> {

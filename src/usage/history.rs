@@ -1,0 +1,241 @@
+//! Usage history: the usage of every association at many instants from one pass over the job
+//! records.
+//!
+//! A job's usage at instant `T_i` relates to its usage at `T_{i-1}` by a carry factor that is the
+//! same for every job: the decay between the two instants (`r^passes` for Slurm's decay thread,
+//! `2^(-Δt/half_life)` for the exact model), or 0 when a `PriorityUsageResetPeriod` boundary falls
+//! between them. So each job adds, at each instant, only the difference
+//! `Δ_i = u(T_i) - carry_i · u(T_{i-1})`, which is zero once the job's last charge is behind
+//! both instants; the usage at every instant is then one scan,
+//! `U_i = carry_i · U_{i-1} + Δ_i`. A job touches only the instants its run overlaps, however
+//! many instants there are.
+
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use super::charge::{ChargeContext, ChargeReport, DecayModel};
+use super::records::{JobFormat, for_each_job};
+use crate::Result;
+
+/// The instants of a history and the decay model evaluated at each.
+#[derive(Clone, Debug)]
+pub struct Instants {
+    times: Vec<i64>,
+    models: Vec<DecayModel>,
+}
+
+impl Instants {
+    /// Instants `times` (sorted and deduplicated here), with `model_at(t)` the decay model that
+    /// evaluates usage at `t`. All models must share one kind and its parameters but `now` and
+    /// the reset boundary.
+    pub fn new(mut times: Vec<i64>, model_at: impl Fn(i64) -> DecayModel) -> Self {
+        times.sort_unstable();
+        times.dedup();
+        let models = times.iter().map(|&t| model_at(t)).collect();
+        Instants { times, models }
+    }
+
+    /// The instants, ascending.
+    pub fn times(&self) -> &[i64] {
+        &self.times
+    }
+
+    /// The factor carrying usage at instant `i - 1` to instant `i`.
+    fn carry(&self, i: usize) -> f64 {
+        match (&self.models[i - 1], &self.models[i]) {
+            (DecayModel::Slurm(a), DecayModel::Slurm(b)) => {
+                let c = i64::from(b.calc_period.max(1));
+                let last_pass = |d: &super::SlurmDecay| (d.now - d.first_pass).div_euclid(c);
+                let (ka, kb) = (last_pass(a), last_pass(b));
+                let pass_a = b.first_pass + ka * c;
+                // A reset pass between the two instants clears everything before it.
+                if ka < 0 || b.reset.is_some_and(|r| r > pass_a && r > b.first_pass) {
+                    return 0.0;
+                }
+                let r = b.decay_factor().powf(c as f64).max(f64::MIN_POSITIVE);
+                r.powf((kb - ka) as f64)
+            }
+            (DecayModel::Exact(a), DecayModel::Exact(b)) => {
+                if b.reset.is_some_and(|r| r > a.now) {
+                    return 0.0;
+                }
+                if b.half_life == 0 {
+                    1.0
+                } else {
+                    (-(std::f64::consts::LN_2) * (b.now - a.now) as f64 / f64::from(b.half_life)).exp()
+                }
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// After this time a job that ended at `end` only decays: its last charge (Slurm's end-of-job
+    /// charge or the pass after the end) is behind.
+    fn settled(&self, end: i64) -> i64 {
+        match &self.models[0] {
+            DecayModel::Slurm(d) => end + 2 * i64::from(d.calc_period.max(1)),
+            DecayModel::Exact(_) => end,
+        }
+    }
+}
+
+/// The usage differences per instant, to be scanned into usage per instant.
+pub struct History {
+    instants: Instants,
+    deltas: Vec<FxHashMap<u32, f64>>,
+    rows: usize,
+    /// What the charging saw.
+    pub report: ChargeReport,
+}
+
+impl History {
+    /// Calls `f(i, usage)` for every instant in order, with the raw usage per record of the tree
+    /// input the context was made from (accounts 0: theirs is their users' sum).
+    ///
+    /// # Errors
+    /// Whatever `f` returns.
+    pub fn for_each_instant(&self, mut f: impl FnMut(usize, &[f64]) -> Result<()>) -> Result<()> {
+        let mut usage = vec![0.0; self.rows];
+        for (i, delta) in self.deltas.iter().enumerate() {
+            if i > 0 {
+                let carry = self.instants.carry(i);
+                usage.iter_mut().for_each(|u| *u *= carry);
+            }
+            // Sorted by row so the sums do not depend on the map's iteration order.
+            let mut rows: Vec<(u32, f64)> = delta.iter().map(|(&r, &d)| (r, d)).collect();
+            rows.sort_unstable_by_key(|&(r, _)| r);
+            for (r, d) in rows {
+                usage[r as usize] += d;
+            }
+            f(i, &usage)?;
+        }
+        Ok(())
+    }
+
+    /// The instants.
+    pub fn instants(&self) -> &Instants {
+        &self.instants
+    }
+}
+
+/// Reads the job records of `path` once and returns the usage differences of every association
+/// at every instant.
+///
+/// # Errors
+/// A malformed record or one the charger rejects, naming the line.
+pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, instants: Instants) -> Result<History> {
+    let m = instants.times.len();
+    let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); m];
+    let mut charger = ctx.charger();
+    for_each_job(path, format, &mut |job| {
+        let Some((row, start, bill)) = charger.resolve(job, path)? else {
+            return Ok(());
+        };
+        let first = instants.times.partition_point(|&t| t < start);
+        let settled = job.end.map(|e| instants.settled(e));
+        let mut before = 0.0;
+        for i in first..m {
+            if i > first && settled.is_some_and(|s| instants.times[i - 1] >= s) {
+                break;
+            }
+            let now = instants.models[i].job_usage(start, job.end, bill);
+            let carried = if i > 0 && i > first { before * instants.carry(i) } else { 0.0 };
+            let d = now - carried;
+            if d != 0.0 {
+                *deltas[i].entry(row).or_insert(0.0) += d;
+            }
+            before = now;
+        }
+        Ok(())
+    })?;
+    let report = charger.finish_report();
+    Ok(History { instants, deltas, rows: ctx.rows(), report })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ResetPeriod;
+    use crate::usage::reset::last_boundary;
+    use crate::usage::{ExactDecay, SlurmDecay};
+
+    const TREE: &str = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,a,,1,0\n3,2,a,u1,1,0\n4,2,a,u2,1,0\n5,1,b,,1,0\n6,5,b,u3,1,0\n";
+
+    /// Jobs that start before, between and after instants, span several, end on a pass, and run on.
+    fn jobs() -> String {
+        let mut s = String::from("job_id,user,account,partition,qos,start,end,tres_alloc\n");
+        let rows = [
+            ("u1", "a", 100, Some(5_000)),
+            ("u2", "a", 86_000, Some(90_000)),
+            ("u3", "b", 3_000, None),
+            ("u1", "a", 170_000, Some(170_600)),
+            ("u2", "a", 86_700, Some(86_800)),
+            ("u3", "b", 250_000, Some(400_000)),
+            ("u1", "a", 10, Some(600)),
+        ];
+        for (i, (u, a, start, end)) in rows.into_iter().enumerate() {
+            let end = end.map(|e: i64| e.to_string()).unwrap_or_default();
+            s.push_str(&format!("{i},{u},{a},p,,{start},{end},\"cpu={},node=1\"\n", 1 + i));
+        }
+        s
+    }
+
+    fn check(model_at: &dyn Fn(i64) -> DecayModel) {
+        let dir = tempfile::tempdir().unwrap();
+        let (tree_path, jobs_path) = (dir.path().join("tree.csv"), dir.path().join("jobs.csv"));
+        std::fs::write(&tree_path, TREE).unwrap();
+        std::fs::write(&jobs_path, jobs()).unwrap();
+        let input = crate::io::read_tree_input(&tree_path, None).unwrap();
+        let times: Vec<i64> = (0..12).map(|k| 1_000 + k * 37_000).collect();
+        let ctx = ChargeContext::new(&input, None, None, model_at(0));
+        let history = charge_history(&jobs_path, JobFormat::Csv, &ctx, Instants::new(times.clone(), model_at)).unwrap();
+        assert_eq!(history.report.charged, 7);
+        history
+            .for_each_instant(|i, usage| {
+                // The oracle: every record charged afresh at this instant.
+                let direct = ChargeContext::new(&input, None, None, model_at(times[i]));
+                let mut charger = direct.charger();
+                crate::usage::for_each_job(&jobs_path, JobFormat::Csv, &mut |j| charger.charge(j, &jobs_path))?;
+                let mut expected = input.clone();
+                charger.finish(&mut expected);
+                for (r, (got, want)) in usage.iter().zip(&expected.records).enumerate() {
+                    if want.user.is_some() {
+                        let tol = 1e-9 * want.usage.abs().max(1.0);
+                        assert!((got - want.usage).abs() <= tol, "instant {i} row {r}: {got} vs {}", want.usage);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn the_scan_matches_charging_each_instant_afresh() {
+        let slurm = |reset: ResetPeriod, fair_tree: bool| {
+            move |t: i64| {
+                let last_pass = t.div_euclid(300) * 300;
+                DecayModel::Slurm(SlurmDecay {
+                    half_life: 86_400,
+                    calc_period: 300,
+                    first_pass: 0,
+                    now: t,
+                    charge_job_end: true,
+                    fair_tree,
+                    reset: last_boundary(reset, chrono_tz::UTC, last_pass),
+                })
+            }
+        };
+        check(&slurm(ResetPeriod::None, true));
+        check(&slurm(ResetPeriod::None, false));
+        check(&slurm(ResetPeriod::Daily, true));
+        let exact = |reset: ResetPeriod, half_life: u32| {
+            move |t: i64| {
+                DecayModel::Exact(ExactDecay { half_life, now: t, reset: last_boundary(reset, chrono_tz::UTC, t) })
+            }
+        };
+        check(&exact(ResetPeriod::None, 3_600));
+        check(&exact(ResetPeriod::Daily, 86_400));
+        check(&exact(ResetPeriod::None, 0));
+    }
+}
