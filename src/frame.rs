@@ -1,16 +1,24 @@
 //! The analysts' side: results as polars `DataFrame`s.
 //!
 //! arrow-rs owns the engine and polars owns the dataframe side; this module is the one bridge
-//! between them, through the Arrow C Data Interface, so columns are shared, not copied.
+//! between them, through the Arrow C Data Interface, so columns are shared, not copied. Each
+//! stage's result has its frame: the tree with its raw usage ([`tree_frame`], after
+//! [`crate::usage::charge_jobs`]), the fair-share pass ([`associations_frame`]) and the scored
+//! queue ([`jobs_frame`]); [`parquet_frame`] reads back what `fairshare run --out-dir` wrote.
+//! The frames have the columns of the Parquet files, so code written against one reads the other.
 
 use arrow::array::{Array, RecordBatch};
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema, to_ffi};
 use polars::prelude::{Column, DataFrame, Series};
 use polars_arrow::ffi::{ArrowArray, ArrowSchema, import_array_from_c, import_field_from_c};
 
+use std::path::Path;
+
 use crate::error::{Error, Result};
 use crate::fairshare::FairShare;
-use crate::output::parquet::association_batch;
+use crate::jobs::PendingJobs;
+use crate::output::parquet::{association_batch, jobs_batch};
+use crate::priority::{Scores, Weights};
 use crate::tree::AssocTree;
 
 // Both crates declare the C Data Interface structs `#[repr(C)]` with the standard layout.
@@ -75,6 +83,84 @@ pub fn to_dataframe(batch: &RecordBatch) -> Result<DataFrame> {
 /// ```
 pub fn associations_frame(tree: &AssocTree, fs: &FairShare) -> Result<DataFrame> {
     to_dataframe(&association_batch(tree, fs))
+}
+
+/// The tree as built (ids, shares, raw usage; no fair-share results) as a `DataFrame`: what the
+/// usage stage produced.
+///
+/// # Errors
+/// As [`to_dataframe`].
+///
+/// # Example
+/// ```
+/// let tree = fairshare::io::default_tree()?;
+/// let df = fairshare::frame::tree_frame(&tree)?;
+/// assert!(df.column("raw_usage").is_ok());
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn tree_frame(tree: &AssocTree) -> Result<DataFrame> {
+    to_dataframe(&tree.to_record_batch())
+}
+
+/// The scored pending queue (the columns of `jobs.parquet`: one row per job, partition and QOS,
+/// weighted `prio_*` factors) as a `DataFrame`. Name columns are plain strings.
+///
+/// # Errors
+/// As [`to_dataframe`].
+///
+/// # Example
+/// ```
+/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// use fairshare::priority::SlurmPriority;
+/// let site = std::path::Path::new("examples/seed-site");
+/// let conf = fairshare::config::slurm_conf::read(&site.join("slurm.conf"))?;
+/// let qos = fairshare::config::qos::read(&site.join("qos.txt"))?;
+/// let tree = fairshare::io::read_tree(&site.join("tree.csv"), None)?;
+/// let fs = compute(&tree, &Params::new(Algorithm::Classic))?;
+/// let prio = SlurmPriority::new(&conf, Some(&qos), 1_767_830_400);
+/// let pending = site.join("pending.csv");
+/// let jobs = fairshare::jobs::PendingJobs::read(&pending, None, &prio.weights.tres_keys())?;
+/// let (scores, _unknown) = prio.score(&jobs, &tree, &fs)?;
+/// let rows = scores.len();
+/// let df = fairshare::frame::jobs_frame(scores, &jobs, &prio.weights)?;
+/// assert_eq!(df.height(), rows);
+/// assert!(df.column("prio_fairshare").is_ok());
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn jobs_frame(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Result<DataFrame> {
+    to_dataframe(&jobs_batch(scores, jobs, weights)?)
+}
+
+/// Reads a Parquet file of a run directory (`associations.parquet`, `jobs.parquet`) into one
+/// `DataFrame`, all row groups in file order.
+///
+/// # Errors
+/// An unreadable file, or one that is not Parquet, naming `path`.
+///
+/// # Example
+/// ```
+/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+/// let tree = fairshare::io::default_tree()?;
+/// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
+/// let dir = std::env::temp_dir().join(format!("fairshare-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("associations.parquet");
+/// write_parquet(&path, &association_batch(&tree, &fs), metadata(&fs, "doc"))?;
+/// let df = fairshare::frame::parquet_frame(&path)?;
+/// assert!(df.equals_missing(&fairshare::frame::associations_frame(&tree, &fs)?));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn parquet_frame(path: &Path) -> Result<DataFrame> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .and_then(|b| b.build())
+        .map_err(|e| Error::format(path, e))?;
+    let schema = reader.schema();
+    let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::format(path, e))?;
+    let batch = arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))?;
+    to_dataframe(&batch)
 }
 
 #[cfg(test)]

@@ -125,8 +125,7 @@ impl History {
 /// # Errors
 /// A malformed record or one the charger rejects, naming the line.
 pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, instants: Instants) -> Result<History> {
-    let m = instants.times.len();
-    let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); m];
+    let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); instants.times.len()];
     let mut charger = ctx.charger();
     for_each_job(path, format, &mut |job| {
         let Some((row, start, bill)) = charger.resolve(job, path)? else {
@@ -135,15 +134,15 @@ pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, i
         let first = instants.times.partition_point(|&t| t < start);
         let settled = job.end.map(|e| instants.settled(e));
         let mut before = 0.0;
-        for i in first..m {
+        for (i, delta) in deltas.iter_mut().enumerate().skip(first) {
             if i > first && settled.is_some_and(|s| instants.times[i - 1] >= s) {
                 break;
             }
             let now = instants.models[i].job_usage(start, job.end, bill);
-            let carried = if i > 0 && i > first { before * instants.carry(i) } else { 0.0 };
+            let carried = if i > first { before * instants.carry(i) } else { 0.0 };
             let d = now - carried;
             if d != 0.0 {
-                *deltas[i].entry(row).or_insert(0.0) += d;
+                *delta.entry(row).or_insert(0.0) += d;
             }
             before = now;
         }
