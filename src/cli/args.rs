@@ -204,6 +204,9 @@ pub struct UsageArgs {
     /// The timezone reset boundaries (midnight, Sunday, the 1st) are in, as slurmctld's local time.
     #[arg(long, value_name = "TZ", default_value = "UTC")]
     pub timezone: String,
+    /// --decay flux: how often update-usage runs (cron), in seconds or with a unit (`1h`).
+    #[arg(long, value_name = "INTERVAL", default_value = "1h")]
+    pub flux_interval: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -212,6 +215,12 @@ pub enum DecayArg {
     Slurm,
     /// A continuous `2^(-age/half_life)` over each job's run.
     Exact,
+    /// flux-accounting's bins as its cron-driven update-usage leaves them, quirks included
+    /// (completed jobs only; runs every --flux-interval since --first-pass).
+    Flux,
+    /// flux-accounting's bins without the quirks: a job inactive k half-lives ago weighs 0.5^k,
+    /// for k below 4.
+    FluxClean,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,6 +10,8 @@ use fairshare::config::{QosTable, ResetPeriod, SlurmConf};
 use fairshare::fairshare::Algorithm;
 use fairshare::jobs::parse_timestamp;
 use fairshare::tree::TreeInput;
+use fairshare::usage::flux::FluxUsageConfig;
+use fairshare::usage::flux_records::{FluxRecords, charge_flux_records};
 use fairshare::usage::reset::{last_boundary, parse_timezone};
 use fairshare::usage::swf::SwfTree;
 use fairshare::usage::{ChargeReport, DecayModel, ExactDecay, JobFormat, SlurmDecay, charge_jobs};
@@ -32,6 +34,7 @@ pub(crate) struct UsageSettings {
     pub reset_period: ResetPeriod,
     pub timezone: Tz,
     pub charge_job_end: bool,
+    pub flux_interval: i64,
 }
 
 fn time(text: &str, flag: &str) -> Result<i64> {
@@ -69,7 +72,7 @@ impl UsageSettings {
                 f => f,
             },
         };
-        let half_life = match &u.half_life {
+        let mut half_life = match &u.half_life {
             Some(t) => seconds(t, "--half-life")?,
             None => conf.as_ref().map_or(7 * 86_400, |c| c.priority_decay_half_life),
         };
@@ -83,6 +86,12 @@ impl UsageSettings {
         };
         let timezone = parse_timezone(&u.timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
         let charge_job_end = conf.as_ref().is_some_and(|c| c.accounting_storage_enforce.charges_job_end());
+        let flux_interval =
+            parse_interval(&u.flux_interval).map_err(|m| Error::Usage(format!("--flux-interval: {m}")))?;
+        if matches!(u.decay, DecayArg::Flux | DecayArg::FluxClean) && u.half_life.is_none() {
+            // flux-accounting's own default, not slurm.conf's.
+            half_life = 604_800;
+        }
         Ok(Some(UsageSettings {
             jobs: jobs.clone(),
             format,
@@ -96,6 +105,7 @@ impl UsageSettings {
             reset_period,
             timezone,
             charge_job_end,
+            flux_interval,
         }))
     }
 
@@ -124,7 +134,9 @@ impl UsageSettings {
                     reset: last_boundary(self.reset_period, self.timezone, last_pass),
                 })
             }
-            DecayArg::Exact => DecayModel::Exact(ExactDecay {
+            // The flux models charge through `charge_flux_records`; as a per-job model (history),
+            // their nearest continuous counterpart is the exact decay with flux's half-life.
+            DecayArg::Exact | DecayArg::Flux | DecayArg::FluxClean => DecayModel::Exact(ExactDecay {
                 half_life: self.half_life,
                 now,
                 reset: last_boundary(self.reset_period, self.timezone, now),
@@ -148,8 +160,13 @@ impl UsageSettings {
     /// # Errors
     /// As [`charge_jobs`].
     pub fn apply(&self, input: &mut TreeInput, algorithm: Algorithm) -> Result<ChargeReport> {
-        let report =
-            charge_jobs(input, &self.jobs, self.format, self.conf.as_ref(), self.qos.as_ref(), self.model(algorithm))?;
+        let report = if matches!(self.decay, DecayArg::Flux | DecayArg::FluxClean) {
+            let cfg = FluxUsageConfig { half_life: f64::from(self.half_life), ..FluxUsageConfig::default() };
+            let emulate = (self.decay == DecayArg::Flux).then_some((self.first_pass, self.flux_interval));
+            charge_flux_records(input, &self.jobs, self.format, &FluxRecords { cfg, now: self.now, emulate })?
+        } else {
+            charge_jobs(input, &self.jobs, self.format, self.conf.as_ref(), self.qos.as_ref(), self.model(algorithm))?
+        };
         if let Some(first) = report.first_unmatched {
             eprintln!(
                 "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {first} in {}",
@@ -168,8 +185,13 @@ impl UsageSettings {
     /// The usage parameters of the state at `now`.
     pub fn metadata_at(&self, algorithm: Algorithm, now: i64) -> Vec<(String, String)> {
         let model = self.model_at(algorithm, now);
+        let decay = match self.decay {
+            DecayArg::Flux => "flux",
+            DecayArg::FluxClean => "flux-clean",
+            _ => model.name(),
+        };
         let mut m = vec![
-            ("fairshare.decay", model.name().to_string()),
+            ("fairshare.decay", decay.to_string()),
             ("fairshare.jobs", self.jobs.display().to_string()),
             ("fairshare.jobs_format", self.format.name().to_string()),
             ("fairshare.now", now.to_string()),

@@ -200,6 +200,16 @@ impl UsageCharger<'_, '_> {
         Ok(Some((row, start, bill)))
     }
 
+    /// Replaces the accumulated usage (one value per record), for models that derive it from
+    /// their own per-association state.
+    ///
+    /// # Panics
+    /// If `usage` does not have one value per record.
+    pub fn set_usage(&mut self, usage: Vec<f64>) {
+        assert_eq!(usage.len(), self.usage.len(), "one usage value per record");
+        self.usage = usage;
+    }
+
     /// The counts alone, for callers that keep their own usage.
     pub fn finish_report(self) -> ChargeReport {
         self.report
