@@ -288,6 +288,18 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         rows.insert("job_records_unmatched".into(), r.unmatched.into());
         rows.insert("job_records_not_started".into(), r.not_started.into());
     }
+    // The embedded site's files live in a per-process directory: name them as run.json does, so
+    // the data files do not depend on the process.
+    let usage_meta = usage_meta
+        .into_iter()
+        .map(|kv| match (&embedded, kv.key.as_str(), &kv.value) {
+            (Some(_), "fairshare.jobs", Some(v)) => {
+                let name = Path::new(v).file_name().unwrap_or_default().to_string_lossy().into_owned();
+                parquet::file::metadata::KeyValue::new(kv.key, format!("<embedded default site>/{name}"))
+            }
+            _ => kv,
+        })
+        .collect();
     let outputs = Outputs {
         out_dir: a.out_dir.as_deref(),
         source: &source,

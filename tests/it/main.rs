@@ -10,6 +10,8 @@ mod cli;
 mod conformance;
 mod errors;
 mod priority;
+mod run;
+mod usage;
 
 use std::path::Path;
 use std::process::{Command, Output};

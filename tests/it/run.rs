@@ -1,0 +1,331 @@
+//! `fairshare run`: the run directory, its determinism and atomic replacement, `--site` files, and
+//! a flux-accounting site written back.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use arrow::array::RecordBatch;
+use rusqlite::{Connection, params};
+
+use super::usage::read_parquet;
+use super::{fairshare, stdout_of, write_file};
+
+const FILES: [&str; 5] = ["associations.parquet", "jobs.parquet", "run.json", "sprio.txt", "sshare.txt"];
+
+fn seed_site() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site")
+}
+
+/// Non-empty lines after the header.
+fn data_lines(path: &Path) -> u64 {
+    std::fs::read_to_string(path).unwrap().lines().skip(1).filter(|l| !l.trim().is_empty()).count() as u64
+}
+
+/// `fairshare [pre...] run [args...] --out-dir dir`.
+fn run_into(dir: &Path, pre: &[&str], args: &[&str]) {
+    let mut all: Vec<&str> = pre.to_vec();
+    all.push("run");
+    all.extend_from_slice(args);
+    all.extend(["--out-dir", dir.to_str().unwrap()]);
+    stdout_of(&fairshare(&all));
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+fn run_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).expect("run.json is JSON")
+}
+
+/// The data of a Parquet file: its columns, without the key-value metadata.
+fn columns(batch: &RecordBatch) -> Vec<arrow::array::ArrayData> {
+    batch.columns().iter().map(|c| c.to_data()).collect()
+}
+
+/// A copy of the seed site (with its site.toml, whose paths are relative) in `dir`.
+fn copy_seed_site(dir: &Path) -> PathBuf {
+    for e in std::fs::read_dir(seed_site()).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir.join("site.toml")
+}
+
+#[test]
+fn embedded_run_writes_the_five_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("run");
+    run_into(&d, &[], &[]);
+    assert_eq!(names(&d), FILES);
+    let json = run_json(&d);
+    let rows = &json["rows"];
+    let site = seed_site();
+    assert_eq!(rows["associations"].as_u64(), Some(data_lines(&site.join("tree.csv"))));
+    assert_eq!(rows["job_records"].as_u64(), Some(data_lines(&site.join("jobs.csv"))));
+    assert_eq!(rows["pending_jobs"].as_u64(), Some(data_lines(&site.join("pending.csv"))));
+    // The six inputs, each hashed: the embedded copies hash like the example files.
+    let inputs = json["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), 6);
+    for input in inputs {
+        let hash = input["xxh3_64"].as_str().unwrap();
+        assert!(hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()), "{input}");
+        let path = input["path"].as_str().unwrap();
+        let name = path.strip_prefix("<embedded default site>/").unwrap_or_else(|| panic!("{path}"));
+        let bytes = std::fs::read(site.join(name)).unwrap();
+        assert_eq!(hash, format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)), "{name}");
+        assert_eq!(input["bytes"].as_u64(), Some(bytes.len() as u64), "{name}");
+    }
+    // sshare.txt: a header and a dashes line, then one line per association.
+    let sshare = std::fs::read_to_string(d.join("sshare.txt")).unwrap();
+    let (assoc, _) = read_parquet(&d.join("associations.parquet"));
+    assert_eq!(assoc.num_rows(), sshare.lines().count() - 2);
+    assert_eq!(Some(assoc.num_rows() as u64), rows["associations"].as_u64());
+    let (jobs, _) = read_parquet(&d.join("jobs.parquet"));
+    assert_eq!(Some(jobs.num_rows() as u64), rows["priority_rows"].as_u64());
+    assert!(jobs.num_rows() as u64 >= data_lines(&site.join("pending.csv")));
+}
+
+/// run.json without its timings.
+fn timeless(dir: &Path) -> serde_json::Value {
+    let mut j = run_json(dir);
+    assert!(j["timings_s"]["total"].is_number());
+    j.as_object_mut().unwrap().remove("timings_s");
+    j
+}
+
+/// Two runs, and runs with 1 and 2 threads, write the same bytes (run.json: all but the timings).
+fn assert_reproducible(site: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = [tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("t1"), tmp.path().join("t2")];
+    run_into(&dirs[0], &[], site);
+    run_into(&dirs[1], &[], site);
+    run_into(&dirs[2], &["--threads", "1"], site);
+    run_into(&dirs[3], &["--threads", "2"], site);
+    for d in &dirs[1..] {
+        for f in ["associations.parquet", "jobs.parquet", "sshare.txt", "sprio.txt"] {
+            assert!(
+                std::fs::read(dirs[0].join(f)).unwrap() == std::fs::read(d.join(f)).unwrap(),
+                "{f} differs between {} and {}",
+                dirs[0].display(),
+                d.display()
+            );
+        }
+        assert_eq!(timeless(&dirs[0]), timeless(d));
+    }
+}
+
+#[test]
+fn site_runs_are_reproducible() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = copy_seed_site(tmp.path());
+    assert_reproducible(&["--site", site.to_str().unwrap()]);
+}
+
+#[test]
+fn embedded_runs_are_reproducible() {
+    assert_reproducible(&[]);
+}
+
+/// A failing run leaves the previous run directory as it was, and no temporary directory.
+#[test]
+fn failed_run_leaves_the_previous_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("D");
+    run_into(&d, &[], &[]);
+    let before: Vec<(String, Vec<u8>)> =
+        names(&d).into_iter().map(|n| (n.clone(), std::fs::read(d.join(&n)).unwrap())).collect();
+    let inputs = tempfile::tempdir().unwrap();
+    let site = copy_seed_site(inputs.path());
+    let bad_tree =
+        write_file(inputs.path(), "bad-tree.toml", "tree = \"no-such-tree.csv\"\nslurm_conf = \"slurm.conf\"\n");
+    let pending = std::fs::read_to_string(inputs.path().join("pending.csv")).unwrap();
+    let header = pending.lines().next().unwrap();
+    let bad_pending = write_file(
+        inputs.path(),
+        "bad-pending.csv",
+        &format!("{header}\n200000,pat,econ_lab,skylake,normal,not-a-time,1767146179,1,32,60,0,0,\"cpu=32,node=1\"\n"),
+    );
+    for args in [
+        vec!["--site".to_string(), bad_tree.display().to_string()],
+        vec!["--site".into(), site.display().to_string(), "--pending".into(), bad_pending.display().to_string()],
+    ] {
+        let mut all = vec!["run".to_string()];
+        all.extend(args.clone());
+        all.extend(["--out-dir".to_string(), d.display().to_string()]);
+        let out = fairshare(&all);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("no-such-tree.csv") || stderr.contains("bad-pending.csv"), "{stderr}");
+        let after: Vec<(String, Vec<u8>)> =
+            names(&d).into_iter().map(|n| (n.clone(), std::fs::read(d.join(&n)).unwrap())).collect();
+        assert!(after == before, "{args:?}: the previous run changed");
+        assert_eq!(names(tmp.path()), ["D"], "{args:?}: something was left beside D");
+    }
+}
+
+/// `--site` with relative paths reads the files beside it; an unknown key is an error naming the
+/// file and line.
+#[test]
+fn site_file_paths_are_relative_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = tmp.path().join("site");
+    std::fs::create_dir(&inputs).unwrap();
+    let site = copy_seed_site(&inputs);
+    // Run from elsewhere, so a path taken relative to the working directory would not resolve.
+    let (embedded, from_file) = (tmp.path().join("embedded"), tmp.path().join("file"));
+    run_into(&embedded, &[], &[]);
+    run_into(&from_file, &[], &["--site", site.to_str().unwrap()]);
+    let ((a, ma), (b, mb)) =
+        (read_parquet(&embedded.join("associations.parquet")), read_parquet(&from_file.join("associations.parquet")));
+    assert_eq!(columns(&a), columns(&b));
+    assert_eq!(mb["fairshare.source"], site.display().to_string());
+    assert_eq!(ma["fairshare.algorithm"], mb["fairshare.algorithm"]);
+    for f in ["sshare.txt", "sprio.txt", "jobs.parquet"] {
+        assert!(std::fs::read(embedded.join(f)).unwrap() == std::fs::read(from_file.join(f)).unwrap(), "{f}");
+    }
+    let json = run_json(&from_file);
+    let tree_input = json["inputs"].as_array().unwrap().iter().find(|i| i["role"] == "tree").unwrap().clone();
+    assert_eq!(tree_input["path"].as_str().map(PathBuf::from), Some(inputs.join("tree.csv")));
+
+    let bad = write_file(&inputs, "typo.toml", "tree = \"tree.csv\"\n# a comment\njobz = \"jobs.csv\"\n");
+    let out = fairshare(["run", "--site", bad.to_str().unwrap(), "--out-dir", tmp.path().join("x").to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("typo.toml:3") && stderr.contains("jobz"), "{stderr}");
+    assert!(!tmp.path().join("x").exists());
+}
+
+const FLUX_SCHEMA: &str = "
+    CREATE TABLE association_table (creation_time INTEGER DEFAULT 0, active INTEGER DEFAULT 1,
+        username TEXT NOT NULL, userid INTEGER DEFAULT 65534, bank TEXT NOT NULL,
+        default_bank TEXT, shares INTEGER DEFAULT 1, job_usage REAL DEFAULT 0.0,
+        fairshare REAL DEFAULT 0.5, PRIMARY KEY (username, bank));
+    CREATE TABLE bank_table (bank_id INTEGER PRIMARY KEY AUTOINCREMENT, bank TEXT NOT NULL,
+        active INTEGER DEFAULT 1, parent_bank TEXT DEFAULT '', shares INTEGER DEFAULT 1,
+        job_usage REAL DEFAULT 0.0, priority REAL DEFAULT 0.0, ignore_older_than INTEGER DEFAULT 0);
+    CREATE TABLE job_usage_factor_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
+        bank TEXT NOT NULL, last_job_timestamp REAL DEFAULT 0.0, PRIMARY KEY (username, bank));
+    CREATE TABLE job_usage_per_association_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
+        bank TEXT NOT NULL, period INTEGER NOT NULL, value REAL DEFAULT 0.0,
+        PRIMARY KEY (username, bank, period));
+    CREATE TABLE t_half_life_period_table (cluster TEXT DEFAULT 'cluster', end_half_life_period REAL);
+    CREATE TABLE config_table (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+    CREATE TABLE jobs (id TEXT PRIMARY KEY NOT NULL, userid INTEGER NOT NULL, t_submit REAL,
+        t_run REAL, t_inactive REAL, ranks TEXT, R TEXT, jobspec TEXT, project TEXT, bank TEXT,
+        requested_duration REAL DEFAULT 0.0, actual_duration REAL DEFAULT 0.0);
+";
+
+/// A flux-accounting site: P = 1000 s, 4 bins, D = 0.5, node weight 1; the half-life period ends
+/// at 10000 and the run is at 10500 (so associations without new jobs are left alone).
+fn flux_db(path: &Path) {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(FLUX_SCHEMA).unwrap();
+    conn.execute_batch(
+        "INSERT INTO config_table VALUES ('priority_decay_half_life','1000'),
+            ('priority_usage_reset_period','4000'), ('decay_factor','0.5'), ('node_weight','1.0'),
+            ('core_weight','0'), ('gpu_weight','0');
+         INSERT INTO t_half_life_period_table VALUES ('cluster', 10000);
+         INSERT INTO bank_table (bank, parent_bank, shares) VALUES
+            ('root','',1), ('physics','root',3), ('bio','root',1);",
+    )
+    .unwrap();
+    // (user, uid, bank, shares, job_usage = Σ bins)
+    let assocs = [
+        ("alice", 1001, "physics", 1, 50.0),
+        ("bob", 1002, "physics", 2, 300.0),
+        ("carol", 1003, "bio", 1, 120.0),
+        ("dave", 1004, "bio", 1, 0.0),
+    ];
+    for (user, uid, bank, shares, usage) in assocs {
+        conn.execute(
+            "INSERT INTO association_table (username, userid, bank, default_bank, shares, job_usage)
+             VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
+            params![user, uid, bank, shares, usage],
+        )
+        .unwrap();
+        for (period, value) in [usage, 0.0, 0.0, 0.0].into_iter().enumerate() {
+            conn.execute(
+                "INSERT INTO job_usage_per_association_table VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![user, uid, bank, period as i64, value],
+            )
+            .unwrap();
+        }
+        conn.execute("INSERT INTO job_usage_factor_table VALUES (?1, ?2, ?3, 0)", params![user, uid, bank]).unwrap();
+    }
+    // alice: one job on 2 nodes, 10200 → 10400: 2 nodes × 200 s × node weight 1 = 400.
+    let r = r#"{"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"0-3"}}]}}"#;
+    conn.execute(
+        "INSERT INTO jobs (id, userid, t_submit, t_run, t_inactive, ranks, R, jobspec, bank)
+         VALUES ('f1', 1001, 10100, 10200, 10400, '', ?1, '{}', 'physics')",
+        params![r],
+    )
+    .unwrap();
+}
+
+/// `run --flux-db --write-back` writes update-usage's state and update-fshare's values; the tree
+/// read back from the database then gives sshare exactly the fair-share stored.
+#[test]
+fn flux_db_run_writes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("FluxAccounting.db");
+    flux_db(&db);
+    let out_dir = tmp.path().join("run");
+    run_into(&out_dir, &[], &["--flux-db", db.to_str().unwrap(), "--now", "10500", "--write-back"]);
+    assert_eq!(names(&out_dir), ["associations.parquet", "run.json", "sshare.txt"]);
+
+    let conn = Connection::open(&db).unwrap();
+    let stored: HashMap<String, (f64, f64, f64)> = conn
+        .prepare("SELECT username, fairshare, job_usage, (SELECT last_job_timestamp FROM job_usage_factor_table j WHERE j.username = a.username AND j.bank = a.bank) FROM association_table a")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    // alice's new job lands in the current period (10400 − 10000 < 1000): 50 + 400; the others
+    // have no new job and the period has not ended (10500 − 1000 < 10000): unchanged.
+    assert_eq!(stored["alice"].1, 450.0);
+    assert_eq!(stored["alice"].2, 10400.0);
+    let bin0: f64 = conn
+        .query_row("SELECT value FROM job_usage_per_association_table WHERE username='alice' AND period=0", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(bin0, 450.0);
+    for (user, usage) in [("bob", 300.0), ("carol", 120.0), ("dave", 0.0)] {
+        assert_eq!(stored[user].1, usage, "{user}");
+    }
+    let physics: f64 =
+        conn.query_row("SELECT job_usage FROM bank_table WHERE bank='physics'", [], |r| r.get(0)).unwrap();
+    assert_eq!(physics, 750.0);
+    drop(conn);
+
+    let text = stdout_of(&fairshare(["sshare", "--tree", db.to_str().unwrap(), "--algo", "flux", "-a", "-P"]));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('|').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let (c_user, c_fs, c_raw) = (col("User"), col("FairShare"), col("RawUsage"));
+    let mut users = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split('|').collect();
+        if f[c_user].is_empty() {
+            continue;
+        }
+        let (fs, usage, _) = stored[f[c_user]];
+        assert_eq!(f[c_fs], format!("{fs:.6}"), "{line}");
+        assert_eq!(f[c_raw].parse::<f64>().unwrap(), usage.trunc(), "{line}");
+        users += 1;
+    }
+    assert_eq!(users, 4);
+    // The fair-share values were written (not the 0.5 default for everyone): the users differ.
+    let mut distinct: Vec<String> = stored.values().map(|v| format!("{:.6}", v.0)).collect();
+    distinct.sort();
+    distinct.dedup();
+    assert!(distinct.len() > 1, "{stored:?}");
+    // The run directory's sshare.txt was computed from the same state.
+    let sshare = std::fs::read_to_string(out_dir.join("sshare.txt")).unwrap();
+    assert!(sshare.lines().any(|l| l.contains("alice") && l.contains(" 450 ")), "{sshare}");
+}
