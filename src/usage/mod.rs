@@ -13,6 +13,7 @@ pub mod exact;
 pub mod flux;
 pub mod flux_records;
 pub mod history;
+mod lines;
 pub mod records;
 pub mod reset;
 pub mod sacct;
@@ -51,8 +52,9 @@ pub struct JobRef<'a> {
 pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 
 /// Streams the job records of `path` into [`UsageCharger`]s for the user associations of `input`,
-/// and writes the charged raw usage into them. Parquet row groups are charged in parallel, each by
-/// its own worker, and merged in file order, so the result does not depend on the thread count.
+/// and writes the charged raw usage into them. Parquet row groups and blocks of CSV or sacct lines
+/// are charged in parallel, each by its own worker, and merged in file order, so the result does
+/// not depend on the thread count.
 ///
 /// # Errors
 /// A malformed record or one the charger rejects (unknown partition or QOS), naming the line.
@@ -67,6 +69,14 @@ pub fn charge_jobs(
     let ctx = ChargeContext::new(input, conf, qos, model);
     let charger = match format {
         JobFormat::Parquet => records::charge_parquet(path, &ctx)?,
+        JobFormat::Csv => {
+            let (lines, offset, first) = records::CsvLines::open(path)?;
+            lines::charge_lines(path, &lines, offset, first, &ctx)?
+        }
+        JobFormat::Sacct => {
+            let (lines, offset, first) = sacct::SacctLines::open(path)?;
+            lines::charge_lines(path, &lines, offset, first, &ctx)?
+        }
         _ => {
             let mut charger = ctx.charger();
             for_each_job(path, format, &mut |job| charger.charge(job, path))?;

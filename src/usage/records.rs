@@ -7,7 +7,6 @@
 //! column, is taken whole.
 
 use std::borrow::Cow;
-use std::io::BufRead;
 use std::path::Path;
 
 use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, StringArray};
@@ -21,6 +20,8 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::io::text::{recycle, split_fields};
+
+use super::lines::{LineParser, read_header, read_lines};
 use crate::jobs::parse_timestamp;
 
 use super::swf::SwfTree;
@@ -107,83 +108,108 @@ pub(crate) fn parse_time_field(text: &str) -> Result<Option<i64>, String> {
 /// # Errors
 /// A missing column or a bad value, naming the line.
 pub fn read_csv(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut buf = String::new();
-    let mut line_no = 0u64;
-    let mut next_line = |buf: &mut String, line_no: &mut u64| -> Result<bool> {
-        loop {
-            buf.clear();
-            *line_no += 1;
-            match reader.read_line(buf) {
-                Ok(0) => return Ok(false),
-                Ok(_) if buf.trim().is_empty() => continue,
-                Ok(_) => return Ok(true),
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    return Err(Error::input(path, *line_no, "not valid UTF-8 text"));
-                }
-                Err(e) => return Err(Error::io(path, e)),
-            }
-        }
-    };
-    if !next_line(&mut buf, &mut line_no)? {
-        return Err(Error::input(path, None, format!("empty file: expected the header {CANONICAL}")));
+    let (lines, offset, first) = CsvLines::open(path)?;
+    read_lines(path, &lines, offset, first, sink)
+}
+
+/// The column layout of one canonical CSV file, parsing its data lines.
+pub(crate) struct CsvLines {
+    width: usize,
+    c_id: usize,
+    c_user: usize,
+    c_account: usize,
+    c_part: usize,
+    c_qos: usize,
+    c_start: usize,
+    c_end: usize,
+    c_tres: usize,
+}
+
+impl CsvLines {
+    /// Reads the header of `path`: the layout, the byte offset after the header and the number of
+    /// the first data line.
+    ///
+    /// # Errors
+    /// An empty file or a header without a canonical column.
+    pub(crate) fn open(path: &Path) -> Result<(Self, u64, u64)> {
+        let Some((header, offset, line_no)) = read_header(path)? else {
+            return Err(Error::input(path, None, format!("empty file: expected the header {CANONICAL}")));
+        };
+        let names: Vec<String> = {
+            let mut f = Vec::new();
+            split_fields(&header, &mut f).map_err(|m| Error::input(path, line_no, m))?;
+            f.iter().map(|h| h.trim().to_string()).collect()
+        };
+        let col = |n: &str| {
+            names
+                .iter()
+                .position(|h| h == n)
+                .ok_or_else(|| Error::input(path, line_no, format!("missing column {n:?}: the header is {CANONICAL}")))
+        };
+        let lines = CsvLines {
+            width: names.len(),
+            c_id: col("job_id")?,
+            c_user: col("user")?,
+            c_account: col("account")?,
+            c_part: col("partition")?,
+            c_qos: col("qos")?,
+            c_start: col("start")?,
+            c_end: col("end")?,
+            c_tres: col("tres_alloc")?,
+        };
+        Ok((lines, offset, line_no + 1))
     }
-    let header: Vec<String> = {
-        let mut f = Vec::new();
-        split_fields(buf.trim_end_matches(['\r', '\n']), &mut f).map_err(|m| Error::input(path, line_no, m))?;
-        f.iter().map(|h| h.trim().to_string()).collect()
-    };
-    let col = |n: &str| {
-        header
-            .iter()
-            .position(|h| h == n)
-            .ok_or_else(|| Error::input(path, line_no, format!("missing column {n:?}: the header is {CANONICAL}")))
-    };
-    let (c_id, c_user, c_account, c_part, c_qos) =
-        (col("job_id")?, col("user")?, col("account")?, col("partition")?, col("qos")?);
-    let (c_start, c_end, c_tres) = (col("start")?, col("end")?, col("tres_alloc")?);
-    let tres_last = c_tres == header.len() - 1;
-    let mut spare: Vec<Cow<'_, str>> = Vec::with_capacity(header.len());
-    let mut joined = String::new();
-    while next_line(&mut buf, &mut line_no)? {
-        let mut fields = recycle(std::mem::take(&mut spare));
-        let line = buf.trim_end_matches(['\r', '\n']);
+}
+
+impl LineParser for CsvLines {
+    /// The split fields (their allocation reused) and the rejoined unquoted TRES tail.
+    type Scratch = (Vec<Cow<'static, str>>, String);
+
+    fn parse(
+        &self,
+        path: &Path,
+        line: &str,
+        line_no: u64,
+        (spare, joined): &mut Self::Scratch,
+        sink: &mut JobSink<'_>,
+    ) -> Result<()> {
         let err = |m: String| Error::input(path, line_no, m);
+        let mut fields = recycle(std::mem::take(spare));
         split_fields(line, &mut fields).map_err(|m| err(m.into()))?;
-        let tres: &str = if fields.len() > header.len() && tres_last {
+        let tres_last = self.c_tres == self.width - 1;
+        let tres: &str = if fields.len() > self.width && tres_last {
             joined.clear();
-            for (k, f) in fields[c_tres..].iter().enumerate() {
+            for (k, f) in fields[self.c_tres..].iter().enumerate() {
                 if k > 0 {
                     joined.push(',');
                 }
                 joined.push_str(f);
             }
-            &joined
-        } else if fields.len() != header.len() {
-            return Err(err(format!("expected {} fields, found {}", header.len(), fields.len())));
+            joined
+        } else if fields.len() != self.width {
+            return Err(err(format!("expected {} fields, found {}", self.width, fields.len())));
         } else {
-            &fields[c_tres]
+            &fields[self.c_tres]
         };
         let time = |c: usize, what: &str| parse_time_field(&fields[c]).map_err(|m| err(format!("{what}: {m}")));
         let job = JobRef {
-            job_id: fields[c_id]
+            job_id: fields[self.c_id]
                 .trim()
                 .parse()
-                .map_err(|_| err(format!("job_id {:?} is not an integer", fields[c_id])))?,
-            user: fields[c_user].trim(),
-            account: fields[c_account].trim(),
-            partition: fields[c_part].trim(),
-            qos: fields[c_qos].trim(),
-            start: time(c_start, "start")?,
-            end: time(c_end, "end")?,
+                .map_err(|_| err(format!("job_id {:?} is not an integer", fields[self.c_id])))?,
+            user: fields[self.c_user].trim(),
+            account: fields[self.c_account].trim(),
+            partition: fields[self.c_part].trim(),
+            qos: fields[self.c_qos].trim(),
+            start: time(self.c_start, "start")?,
+            end: time(self.c_end, "end")?,
             tres_alloc: tres.trim(),
             line: line_no,
         };
-        sink(&job)?;
-        spare = recycle(fields);
+        let result = sink(&job);
+        *spare = recycle(fields);
+        result
     }
-    Ok(())
 }
 
 /// A string column as the Parquet reader hands it over: plain or dictionary-encoded.

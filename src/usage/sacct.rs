@@ -21,10 +21,10 @@
 //! - When the last column is free text (`JobName`, `Comment`, ...), a `|` inside it does not count
 //!   as a separator: sacct does not escape it there.
 
-use std::io::BufRead;
 use std::ops::Range;
 use std::path::Path;
 
+use super::lines::{LineParser, read_header, read_lines};
 use super::records::parse_time_field;
 use super::{JobRef, JobSink};
 use crate::error::{Error, Result};
@@ -122,50 +122,81 @@ impl Columns {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut buf = String::new();
-    let mut line_no = 0u64;
-    if !next_line(&mut reader, &mut buf, &mut line_no, path)? {
-        return Err(Error::input(path, None, format!("empty file: expected the header of `sacct -P` with {REQUIRED}")));
-    }
-    let header = buf.trim_start_matches('\u{feff}');
-    // `-p` ends every line, the header included, with a `|`; `-P` never ends the header with one.
-    let trailing = header.ends_with('|');
-    let header = if trailing { &header[..header.len() - 1] } else { header };
-    let names: Vec<String> = header.split('|').map(|h| h.trim().to_ascii_lowercase()).collect();
-    let cols = Columns::from_header(&names).map_err(|m| Error::input(path, line_no, m))?;
+    let (lines, offset, first) = SacctLines::open(path)?;
+    read_lines(path, &lines, offset, first, sink)
+}
 
-    let mut tres = String::new();
-    let mut spans = Vec::with_capacity(cols.count);
-    while next_line(&mut reader, &mut buf, &mut line_no, path)? {
+/// The column layout of one sacct file, parsing its data lines.
+pub(crate) struct SacctLines {
+    cols: Columns,
+    /// `-p`: every line ends with a `|`.
+    trailing: bool,
+}
+
+impl SacctLines {
+    /// Reads the header of `path`: the layout, the byte offset after the header and the number of
+    /// the first data line.
+    ///
+    /// # Errors
+    /// An empty file or a header without the required columns.
+    pub(crate) fn open(path: &Path) -> Result<(Self, u64, u64)> {
+        let Some((header, offset, line_no)) = read_header(path)? else {
+            return Err(Error::input(
+                path,
+                None,
+                format!("empty file: expected the header of `sacct -P` with {REQUIRED}"),
+            ));
+        };
+        let header = header.trim_start_matches('\u{feff}');
+        // `-p` ends every line, the header included, with a `|`; `-P` never ends the header with one.
+        let trailing = header.ends_with('|');
+        let header = if trailing { &header[..header.len() - 1] } else { header };
+        let names: Vec<String> = header.split('|').map(|h| h.trim().to_ascii_lowercase()).collect();
+        let cols = Columns::from_header(&names).map_err(|m| Error::input(path, line_no, m))?;
+        Ok((SacctLines { cols, trailing }, offset, line_no + 1))
+    }
+}
+
+impl LineParser for SacctLines {
+    /// The TRES string built from NCPUS/NNodes, and the field ranges.
+    type Scratch = (String, Vec<Range<usize>>);
+
+    fn parse(
+        &self,
+        path: &Path,
+        line: &str,
+        line_no: u64,
+        (tres, spans): &mut Self::Scratch,
+        sink: &mut JobSink<'_>,
+    ) -> Result<()> {
+        let cols = &self.cols;
         let err = |m: String| Error::input(path, line_no, m);
-        let line = if trailing { buf.strip_suffix('|').unwrap_or(buf.as_str()) } else { buf.as_str() };
-        split_spans(line, cols.free_tail.then_some(cols.count), &mut spans);
+        let line = if self.trailing { line.strip_suffix('|').unwrap_or(line) } else { line };
+        split_spans(line, cols.free_tail.then_some(cols.count), spans);
         if spans.len() != cols.count {
             return Err(err(format!("expected {} fields, found {}", cols.count, spans.len())));
         }
-        let row = Row { line, spans: &spans };
+        let row = Row { line, spans };
         if row.opt(cols.job_id).contains('.') || row.opt(cols.job_id_raw).contains('.') {
-            continue;
+            return Ok(());
         }
-        let job_id = parse_job_id(&cols, &row).map_err(err)?;
+        let job_id = parse_job_id(cols, &row).map_err(err)?;
         let start = time(row.get(cols.start), "Start").map_err(err)?;
         let end = match cols.end {
             Some(c) => time(row.get(c), "End").map_err(err)?,
             None => None,
         };
         let end = match (start, end) {
-            (Some(s), None) => end_of_unended(&cols, &row, s).map_err(err)?,
+            (Some(s), None) => end_of_unended(cols, &row, s).map_err(err)?,
             _ => end,
         };
         let tres_alloc = match cols.alloc_tres.map(|c| row.get(c)) {
             Some(t) if !t.is_empty() => t,
             _ => {
                 tres.clear();
-                count_into(&mut tres, "cpu", row.opt(cols.ncpus), "NCPUS").map_err(err)?;
-                count_into(&mut tres, "node", row.opt(cols.nnodes), "NNodes").map_err(err)?;
-                &tres
+                count_into(tres, "cpu", row.opt(cols.ncpus), "NCPUS").map_err(err)?;
+                count_into(tres, "node", row.opt(cols.nnodes), "NNodes").map_err(err)?;
+                tres.as_str()
             }
         };
         sink(&JobRef {
@@ -178,29 +209,7 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             end,
             tres_alloc,
             line: line_no,
-        })?;
-    }
-    Ok(())
-}
-
-/// Reads the next non-blank line into `buf` without its line break; `false` at the end.
-fn next_line(reader: &mut impl BufRead, buf: &mut String, line_no: &mut u64, path: &Path) -> Result<bool> {
-    loop {
-        buf.clear();
-        *line_no += 1;
-        match reader.read_line(buf) {
-            Ok(0) => return Ok(false),
-            Ok(_) if buf.trim().is_empty() => continue,
-            Ok(_) => {
-                let len = buf.trim_end_matches(['\r', '\n']).len();
-                buf.truncate(len);
-                return Ok(true);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                return Err(Error::input(path, *line_no, "not valid UTF-8 text"));
-            }
-            Err(e) => return Err(Error::io(path, e)),
-        }
+        })
     }
 }
 
