@@ -62,16 +62,17 @@ pub(crate) fn read_header(path: &Path) -> Result<Option<(String, u64, u64)>> {
 struct Blocks<'p> {
     path: &'p Path,
     file: std::fs::File,
+    size: usize,
     carry: Vec<u8>,
     next_line: u64,
     done: bool,
 }
 
 impl<'p> Blocks<'p> {
-    fn new(path: &'p Path, offset: u64, first_line: u64) -> Result<Self> {
+    fn new(path: &'p Path, offset: u64, first_line: u64, size: usize) -> Result<Self> {
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         file.seek(SeekFrom::Start(offset)).map_err(|e| Error::io(path, e))?;
-        Ok(Blocks { path, file, carry: Vec::new(), next_line: first_line, done: false })
+        Ok(Blocks { path, file, size, carry: Vec::new(), next_line: first_line, done: false })
     }
 
     fn next_block(&mut self) -> Result<Option<(Vec<u8>, u64)>> {
@@ -81,7 +82,7 @@ impl<'p> Blocks<'p> {
                 break;
             }
             let have = block.len();
-            block.resize(have + BLOCK, 0);
+            block.resize(have + self.size, 0);
             let mut filled = have;
             while filled < block.len() {
                 let n = self.file.read(&mut block[filled..]).map_err(|e| Error::io(self.path, e))?;
@@ -140,7 +141,7 @@ pub(crate) fn read_lines<P: LineParser>(
     first_line: u64,
     sink: &mut JobSink<'_>,
 ) -> Result<()> {
-    let mut blocks = Blocks::new(path, offset, first_line)?;
+    let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
     let mut scratch = P::Scratch::default();
     while let Some((block, first)) = blocks.next_block()? {
         parse_block(path, parser, &block, first, &mut scratch, sink)?;
@@ -160,7 +161,7 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
     first_line: u64,
     ctx: &'c ChargeContext<'a>,
 ) -> Result<UsageCharger<'c, 'a>> {
-    let mut blocks = Blocks::new(path, offset, first_line)?;
+    let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
     let wave = rayon::current_num_threads().max(1);
     let mut total = ctx.charger();
     loop {
@@ -186,5 +187,71 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
         for worker in workers {
             total.absorb(worker?);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Collects (line number, line) of every non-blank line.
+    struct Echo;
+
+    impl LineParser for Echo {
+        type Scratch = ();
+
+        fn parse(&self, _: &Path, line: &str, line_no: u64, _: &mut (), sink: &mut JobSink<'_>) -> Result<()> {
+            let job = super::super::JobRef {
+                job_id: line_no,
+                user: line,
+                account: "",
+                partition: "",
+                qos: "",
+                start: None,
+                end: None,
+                tres_alloc: "",
+                line: line_no,
+            };
+            sink(&job)
+        }
+    }
+
+    #[test]
+    fn blocks_cut_at_line_breaks_and_number_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.txt");
+        let long = "x".repeat(40);
+        let text = format!("header\na\r\n\nbb\n{long}\nccc\n\n\nd\nlast-without-break");
+        std::fs::write(&path, &text).unwrap();
+        let expected: Vec<(u64, String)> = text
+            .split('\n')
+            .enumerate()
+            .skip(1)
+            .map(|(i, l)| (i as u64 + 1, l.trim_end_matches('\r').to_string()))
+            .filter(|(_, l)| !l.is_empty())
+            .collect();
+        let (header, offset, line_no) = read_header(&path).unwrap().unwrap();
+        assert_eq!((header.as_str(), offset, line_no), ("header", 7, 1));
+        for size in [1, 3, 7, 64, 1 << 20] {
+            let mut blocks = Blocks::new(&path, offset, line_no + 1, size).unwrap();
+            let mut got = Vec::new();
+            while let Some((block, first)) = blocks.next_block().unwrap() {
+                parse_block(&path, &Echo, &block, first, &mut (), &mut |j| {
+                    got.push((j.line, j.user.to_string()));
+                    Ok(())
+                })
+                .unwrap();
+            }
+            assert_eq!(got, expected, "block size {size}");
+        }
+    }
+
+    #[test]
+    fn a_bad_byte_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.txt");
+        std::fs::write(&path, b"h\nok\nbad \xff\n").unwrap();
+        let e = read_lines(&path, &Echo, 2, 2, &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.ends_with("lines.txt:3: not valid UTF-8 text"), "{e}");
     }
 }
