@@ -229,6 +229,8 @@ pub enum JobsFormatArg {
     Parquet,
     Sacct,
     Swf,
+    /// A flux-accounting database's `jobs` table.
+    FluxDb,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -67,6 +67,7 @@ impl UsageSettings {
             Some(JobsFormatArg::Parquet) => JobFormat::Parquet,
             Some(JobsFormatArg::Sacct) => JobFormat::Sacct,
             Some(JobsFormatArg::Swf) => JobFormat::Swf(layout),
+            Some(JobsFormatArg::FluxDb) => JobFormat::FluxDb,
             None => match JobFormat::detect(jobs)? {
                 JobFormat::Swf(_) => JobFormat::Swf(layout),
                 f => f,

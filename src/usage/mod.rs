@@ -11,6 +11,7 @@
 pub mod charge;
 pub mod exact;
 pub mod flux;
+pub mod flux_jobs;
 pub mod flux_records;
 pub mod history;
 mod lines;

@@ -39,6 +39,8 @@ pub enum JobFormat {
     Sacct,
     /// A Standard Workload Format trace, with its tree layout.
     Swf(SwfTree),
+    /// The `jobs` table of a flux-accounting database.
+    FluxDb,
 }
 
 impl JobFormat {
@@ -49,11 +51,12 @@ impl JobFormat {
             JobFormat::Parquet => "parquet",
             JobFormat::Sacct => "sacct",
             JobFormat::Swf(_) => "swf",
+            JobFormat::FluxDb => "flux-db",
         }
     }
 
-    /// Guesses the format: Parquet's magic bytes, an `.swf` name or a `;` comment line, a `|` in
-    /// the header (sacct), else canonical CSV. An SWF trace gets the group → user layout.
+    /// Guesses the format: Parquet's or SQLite's magic bytes, an `.swf` name or a `;` comment
+    /// line, a `|` in the header (sacct), else canonical CSV. An SWF trace gets the group → user layout.
     ///
     /// # Errors
     /// The file cannot be read.
@@ -67,6 +70,9 @@ impl JobFormat {
         let head = &head[..n];
         if head.starts_with(b"PAR1") {
             return Ok(JobFormat::Parquet);
+        }
+        if head.starts_with(b"SQLite format 3\0") {
+            return Ok(JobFormat::FluxDb);
         }
         let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
         let swf_name = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("swf"));
@@ -90,6 +96,7 @@ pub fn for_each_job(path: &Path, format: JobFormat, sink: &mut JobSink<'_>) -> R
         JobFormat::Parquet => read_parquet(path, sink),
         JobFormat::Sacct => super::sacct::read(path, sink),
         JobFormat::Swf(layout) => super::swf::read(path, layout, sink),
+        JobFormat::FluxDb => super::flux_jobs::read(path, sink),
     }
 }
 

@@ -329,3 +329,36 @@ fn flux_db_run_writes_back() {
     let sshare = std::fs::read_to_string(out_dir.join("sshare.txt")).unwrap();
     assert!(sshare.lines().any(|l| l.contains("alice") && l.contains(" 450 ")), "{sshare}");
 }
+
+/// A flux-accounting database's `jobs` table is a job-record input too (detected by its SQLite
+/// header): alice's one job, 2 ranks × 4 cores for 200 s, costs 8 × 200 CPU-seconds undecayed.
+#[test]
+fn flux_jobs_table_as_job_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("FluxAccounting.db");
+    flux_db(&db);
+    let out = tmp.path().join("usage.parquet");
+    let db_arg = db.to_str().unwrap();
+    stdout_of(&fairshare([
+        "usage",
+        "--tree",
+        db_arg,
+        "--jobs",
+        db_arg,
+        "--decay",
+        "exact",
+        "--half-life",
+        "0",
+        "--now",
+        "20000",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let tree = fairshare::io::parquet_tree::read(&out).unwrap();
+    let usage: HashMap<&str, f64> =
+        tree.records.iter().filter_map(|r| r.user.as_deref().map(|u| (u, r.usage))).collect();
+    assert_eq!(usage["alice"], 1600.0);
+    for user in ["bob", "carol", "dave"] {
+        assert_eq!(usage[user], 0.0, "{user}");
+    }
+}
