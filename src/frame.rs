@@ -7,12 +7,14 @@
 //! queue ([`jobs_frame`]); [`parquet_frame`] reads back what `fairshare run --out-dir` wrote.
 //! The frames have the columns of the Parquet files, so code written against one reads the other.
 
-use arrow::array::{Array, RecordBatch};
+use std::path::Path;
+
+use arrow::array::{Array, RecordBatch, RecordBatchReader};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema, to_ffi};
 use polars::prelude::{Column, DataFrame, Series};
 use polars_arrow::ffi::{ArrowArray, ArrowSchema, import_array_from_c, import_field_from_c};
-
-use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::fairshare::FairShare;
@@ -29,7 +31,8 @@ fn bridge_error(e: impl std::fmt::Display) -> Error {
     Error::format("<dataframe>", e)
 }
 
-/// Hands an Arrow record batch to polars without copying its buffers.
+/// Hands an Arrow record batch to polars without copying its buffers. Dictionary-encoded
+/// columns arrive as plain columns of their values (decoded, so copied).
 ///
 /// # Errors
 /// A column type polars cannot represent.
@@ -49,6 +52,16 @@ pub fn to_dataframe(batch: &RecordBatch) -> Result<DataFrame> {
         .iter()
         .zip(batch.columns())
         .map(|(field, array)| {
+            // This polars build has no categorical dtype (it would panic on a dictionary array):
+            // dictionary-encoded columns go over as their values.
+            let decoded;
+            let array = match array.data_type() {
+                DataType::Dictionary(_, values) => {
+                    decoded = cast(array, values).map_err(bridge_error)?;
+                    &decoded
+                }
+                _ => array,
+            };
             let (ffi_array, ffi_schema) = to_ffi(&array.to_data()).map_err(bridge_error)?;
             // SAFETY: the layouts are equal (asserted above) and both follow the C Data Interface;
             // the schema is only borrowed, and the array's release callback moves to polars.
@@ -180,5 +193,30 @@ mod tests {
         }
         let users = df.column("user").unwrap().as_materialized_series().str().unwrap().clone();
         assert_eq!(users.get(1), tree.user_name(1));
+    }
+
+    #[test]
+    fn jobs_frame_has_the_parquet_columns() {
+        use crate::priority::SlurmPriority;
+        let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
+        let conf = crate::config::slurm_conf::read(&site.join("slurm.conf")).unwrap();
+        let tree = crate::io::read_tree(&site.join("tree.csv"), None).unwrap();
+        let fs = compute(&tree, &Params::new(Algorithm::Classic)).unwrap();
+        let prio = SlurmPriority::new(&conf, None, 1_767_830_400);
+        let jobs = PendingJobs::read(&site.join("pending.csv"), None, &prio.weights.tres_keys()).unwrap();
+        let (scores, _) = prio.score(&jobs, &tree, &fs).unwrap();
+        let first_job_index = scores.job[0] as usize;
+        let (first_job, first_fs) = (jobs.job_id[first_job_index], scores.fairshare[0]);
+        let batch = jobs_batch(scores.clone(), &jobs, &prio.weights).unwrap();
+        let df = jobs_frame(scores, &jobs, &prio.weights).unwrap();
+        let names: Vec<&str> = df.get_column_names().iter().map(|n| n.as_str()).collect();
+        let schema = batch.schema();
+        let expected: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, expected);
+        assert_eq!(df.column("job_id").unwrap().u64().unwrap().get(0), Some(first_job));
+        assert_eq!(df.column("prio_fairshare").unwrap().f64().unwrap().get(0), Some(first_fs));
+        // Dictionary-encoded names arrive as plain strings.
+        let users = df.column("user").unwrap().as_materialized_series().str().unwrap().clone();
+        assert_eq!(users.get(0), Some(jobs.names.name(jobs.user[first_job_index])));
     }
 }

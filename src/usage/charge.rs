@@ -60,29 +60,68 @@ pub struct ChargeReport {
     pub first_unmatched: Option<u64>,
 }
 
-/// A (user, account) pair as the lookup stores it.
+/// Bytes of a (user, account) pair stored inside the table's bucket: a lookup of a short pair
+/// then touches one cache line instead of following two pointers.
+const INLINE_PAIR: usize = 46;
+
+/// A (user, account) pair as the lookup stores it: the user's bytes then the account's.
 #[derive(PartialEq, Eq)]
-struct PairKey {
-    user: Box<str>,
-    account: Box<str>,
+enum PairKey {
+    Inline { user_len: u8, len: u8, bytes: [u8; INLINE_PAIR] },
+    Heap { user_len: usize, bytes: Box<[u8]> },
+}
+
+impl PairKey {
+    fn new(user: &str, account: &str) -> Self {
+        let total = user.len() + account.len();
+        if total <= INLINE_PAIR {
+            let mut bytes = [0u8; INLINE_PAIR];
+            bytes[..user.len()].copy_from_slice(user.as_bytes());
+            bytes[user.len()..total].copy_from_slice(account.as_bytes());
+            PairKey::Inline { user_len: user.len() as u8, len: total as u8, bytes }
+        } else {
+            PairKey::Heap { user_len: user.len(), bytes: [user.as_bytes(), account.as_bytes()].concat().into() }
+        }
+    }
+
+    /// (user, account) bytes.
+    fn parts(&self) -> (&[u8], &[u8]) {
+        match self {
+            PairKey::Inline { user_len, len, bytes } => bytes[..usize::from(*len)].split_at(usize::from(*user_len)),
+            PairKey::Heap { user_len, bytes } => bytes.split_at(*user_len),
+        }
+    }
 }
 
 /// A borrowed (user, account) pair that finds a [`PairKey`] without allocating.
-#[derive(Hash)]
 struct PairRef<'a> {
     user: &'a str,
     account: &'a str,
 }
 
+/// The one hashing of a pair, for both forms.
+fn hash_pair<H: std::hash::Hasher>(user: &[u8], account: &[u8], h: &mut H) {
+    h.write(user);
+    h.write_u8(0xff);
+    h.write(account);
+}
+
 impl std::hash::Hash for PairKey {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        PairRef { user: &self.user, account: &self.account }.hash(h);
+        let (user, account) = self.parts();
+        hash_pair(user, account, h);
+    }
+}
+
+impl std::hash::Hash for PairRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        hash_pair(self.user.as_bytes(), self.account.as_bytes(), h);
     }
 }
 
 impl hashbrown::Equivalent<PairKey> for PairRef<'_> {
     fn equivalent(&self, key: &PairKey) -> bool {
-        *key.user == *self.user && *key.account == *self.account
+        key.parts() == (self.user.as_bytes(), self.account.as_bytes())
     }
 }
 
@@ -117,7 +156,7 @@ impl<'a> ChargeContext<'a> {
         let mut pairs = hashbrown::HashMap::with_hasher(foldhash::fast::FixedState::default());
         for (i, r) in input.records.iter().enumerate() {
             let Some(user) = &r.user else { continue };
-            let key = PairKey { user: user.as_str().into(), account: r.account.as_str().into() };
+            let key = PairKey::new(user, &r.account);
             let entry: &mut PairAssocs = pairs.entry(key).or_default();
             match &r.partition {
                 Some(p) => entry.by_partition.push((p.as_str().into(), i as u32)),
