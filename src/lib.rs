@@ -20,6 +20,7 @@
 
 pub mod config;
 pub mod error;
+pub mod explain;
 pub mod fairshare;
 pub mod frame;
 pub mod io;

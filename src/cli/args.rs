@@ -31,6 +31,8 @@ pub enum Command {
     Sprio(SprioArgs),
     /// Score a pending queue and write one Parquet row per (job, partition, QOS).
     Score(ScoreArgs),
+    /// Explain an association's fair-share factor (or a job's priority), or why one is below another.
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -347,4 +349,27 @@ pub struct RunArgs {
     /// run.json) here, atomically, instead of printing sshare's table.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// USER, USER@ACCOUNT or ACCOUNT.
+    #[arg(value_name = "WHO", required_unless_present = "job")]
+    pub who: Option<String>,
+    /// Compare with another association: why is WHO's factor below (or above) this one's?
+    #[arg(long, value_name = "WHO", requires = "who")]
+    pub vs: Option<String>,
+    /// Explain a pending job's priority instead: each weighted factor and the sum.
+    #[arg(long, value_name = "ID", requires = "pending", conflicts_with = "who")]
+    pub job: Option<u64>,
+    /// Pending jobs (with --job).
+    #[arg(long, value_name = "PATH")]
+    pub pending: Option<PathBuf>,
+    /// Pending-jobs format (detected when omitted).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormatArg>,
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
 }

@@ -1,6 +1,7 @@
 //! The command-line front end: resolves clap's arguments into settings and runs the commands.
 
 mod args;
+mod explain;
 mod flux_site;
 mod run;
 mod usage;
@@ -140,6 +141,7 @@ pub fn run(cli: Cli) -> Result<()> {
             fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
         }
         Command::Run(a) => run::run(a),
+        Command::Explain(a) => explain::run(&a),
         Command::Sprio(a) => {
             let queue = Queue::load(&a.tree, &a.queue)?;
             let format = match (&a.format, a.long) {

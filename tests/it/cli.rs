@@ -234,3 +234,64 @@ fn usage_from_job_records_matches_slurms_decay_thread() {
     let out = fairshare(base);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--now"));
 }
+
+/// `explain` states the factor sshare prints, the job's factors sum to sprio's priority, and an
+/// unknown name is an error.
+#[test]
+fn explain_agrees_with_sshare_and_sprio() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let file = |n: &str| format!("{site}/{n}");
+    let usage = [
+        "--tree".to_string(),
+        file("tree.csv"),
+        "--jobs".into(),
+        file("jobs.csv"),
+        "--slurm-conf".into(),
+        file("slurm.conf"),
+        "--qos".into(),
+        file("qos.txt"),
+        "--now".into(),
+        "2026-01-08T00:00:00".into(),
+        "--algo".into(),
+        "fair-tree".into(),
+    ];
+    let sshare = stdout_of(&fairshare(["sshare", "-a", "-P"].iter().map(|s| s.to_string()).chain(usage.clone())));
+    let gus_fs = sshare.lines().find(|l| l.contains("|gus|")).unwrap().rsplit('|').next().unwrap().to_string();
+    let text = stdout_of(&fairshare(["explain".to_string(), "gus".into()].into_iter().chain(usage.clone())));
+    assert!(text.contains(&format!(" = {gus_fs}\n")), "{text}\nsshare says {gus_fs}");
+    let vs =
+        stdout_of(&fairshare(["explain", "gus", "--vs", "nia"].iter().map(|s| s.to_string()).chain(usage.clone())));
+    assert!(vs.contains("Their paths part under root: chemistry") && vs.contains("astro_lab"), "{vs}");
+
+    // sprio's own `--jobs` filters job ids: score the tree with the recomputed usage instead.
+    let dir = tempfile::tempdir().unwrap();
+    let charged = dir.path().join("usage.parquet");
+    let mut args = vec!["usage".to_string()];
+    args.extend(usage.clone());
+    args.extend(["--out".to_string(), charged.display().to_string()]);
+    stdout_of(&fairshare(args));
+    let queue = [
+        "--tree".to_string(),
+        charged.display().to_string(),
+        "--pending".into(),
+        file("pending.csv"),
+        "--slurm-conf".into(),
+        file("slurm.conf"),
+        "--qos".into(),
+        file("qos.txt"),
+        "--now".into(),
+        "2026-01-08T00:00:00".into(),
+        "--algo".into(),
+        "fair-tree".into(),
+    ];
+    let sprio = stdout_of(&fairshare(
+        ["sprio", "-j", "200001", "-o", "%i %Y"].iter().map(|s| s.to_string()).chain(queue.clone()),
+    ));
+    let priority = sprio.lines().nth(1).unwrap().split_whitespace().nth(1).unwrap().to_string();
+    let job = stdout_of(&fairshare(["explain", "--job", "200001"].iter().map(|s| s.to_string()).chain(queue)));
+    assert!(job.contains(&format!("truncated) = {priority}\n")), "{job}\nsprio says {priority}");
+
+    let out = fairshare(["explain".to_string(), "nobody".into()].into_iter().chain(usage));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no association \"nobody\""));
+}

@@ -1,0 +1,103 @@
+//! `fairshare explain`: an association's factor derived step by step, two compared, or a job's
+//! priority taken apart.
+
+use std::io::Write;
+
+use fairshare::explain::{assoc_name, compare, explain, find_rows};
+use fairshare::priority::NONE;
+use fairshare::{Error, Result};
+
+use super::args::ExplainArgs;
+use super::{Queue, TreeSettings, load_with_usage, pending_format};
+
+pub(crate) fn run(a: &ExplainArgs) -> Result<()> {
+    let conf = a.usage.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?;
+    let (tree, fs) = if a.usage.jobs.is_some() {
+        let (_, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
+        (tree, fs)
+    } else {
+        TreeSettings::resolve(&a.tree, conf.as_ref()).load()?
+    };
+    let mut text = String::new();
+    if let Some(id) = a.job {
+        let conf = conf.ok_or_else(|| Error::Usage("--job needs --slurm-conf (the priority weights)".into()))?;
+        let qos = a.usage.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
+        let now = match &a.usage.now {
+            Some(t) => fairshare::jobs::parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
+            None => {
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+            }
+        };
+        let pending = a.pending.as_deref().expect("clap requires --pending with --job");
+        let q = Queue::slurm(&conf, qos.as_ref(), now, &tree, &fs, pending, a.pending_format.map(pending_format))?;
+        let rows: Vec<usize> = (0..q.scores.len()).filter(|&r| q.jobs.job_id[q.scores.job[r] as usize] == id).collect();
+        if rows.is_empty() {
+            return Err(Error::Usage(format!("job {id} is not in {}", pending.display())));
+        }
+        let s = &q.scores;
+        let w = &q.weights;
+        for &r in &rows {
+            let j = s.job[r] as usize;
+            let qos_name = if s.qos[r] == NONE { String::new() } else { q.jobs.names.name(s.qos[r]).to_string() };
+            text.push_str(&format!(
+                "job {id}, partition {}, QOS {}: priority {}\n",
+                q.jobs.names.name(s.partition[r]),
+                if qos_name.is_empty() { "(none)" } else { &qos_name },
+                s.priority[r]
+            ));
+            let line = |name: &str, weight: f64, value: f64| {
+                let factor = if weight != 0.0 { value / weight } else { 0.0 };
+                format!("  {name:<12} {weight:>12} × {factor:>10.6} = {value:>14.2}\n")
+            };
+            text.push_str(&line("age", w.age, s.age[r]));
+            text.push_str(&line("association", w.assoc, s.assoc_factor[r]));
+            text.push_str(&line("fairshare", w.fairshare, s.fairshare[r]));
+            text.push_str(&line("job size", w.job_size, s.job_size[r]));
+            text.push_str(&line("partition", w.partition, s.partition_factor[r]));
+            text.push_str(&line("qos", w.qos, s.qos_factor[r]));
+            for (k, (tres, weight)) in w.tres.iter().enumerate() {
+                text.push_str(&line(&format!("tres {tres}"), *weight, s.tres[k][r]));
+            }
+            text.push_str(&format!(
+                "  {:<12} {:>43}\n  {:<12} {:>43}\n",
+                "site factor", q.jobs.site_factor[j], "nice", -q.jobs.nice[j]
+            ));
+            text.push_str(&format!(
+                "  sum (Slurm's order, floored at 1, capped at 2^32-1, truncated) = {}\n\n",
+                s.priority[r]
+            ));
+        }
+        match s.assoc[rows[0]] {
+            NONE => text.push_str("The job's association is unknown: Slurm scores it with fair-share 0.\n"),
+            row => text.push_str(&explain(&tree, &fs, row as usize)),
+        }
+    } else {
+        let who = a.who.as_deref().expect("clap requires WHO without --job");
+        let rows = find_rows(&tree, who).map_err(Error::Usage)?;
+        match &a.vs {
+            Some(other) => {
+                let others = find_rows(&tree, other).map_err(Error::Usage)?;
+                if rows.len() > 1 || others.len() > 1 {
+                    let names = |rs: &[usize]| rs.iter().map(|&r| assoc_name(&tree, r)).collect::<Vec<_>>().join(", ");
+                    return Err(Error::Usage(format!(
+                        "several associations match ({}; {}): name them as USER@ACCOUNT",
+                        names(&rows),
+                        names(&others)
+                    )));
+                }
+                text.push_str(&compare(&tree, &fs, rows[0], others[0]));
+            }
+            None => {
+                for (k, &r) in rows.iter().enumerate() {
+                    if k > 0 {
+                        text.push('\n');
+                    }
+                    text.push_str(&explain(&tree, &fs, r));
+                }
+            }
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Error::io("<stdout>", e))
+}
