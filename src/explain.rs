@@ -121,8 +121,8 @@ pub fn explain(tree: &AssocTree, fs: &FairShare, row: usize) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:<32} {:>10} {:>10} {:>14} {:>15} {:>10} {:>8}  {}",
-                "path", "RawShares", "S (level)", "RawUsage", u_name, lfs_name, "place", "factors of the subtree"
+                "  {:<32} {:>10} {:>10} {:>14} {:>15} {:>10} {:>8}  factors of the subtree",
+                "path", "RawShares", "S (level)", "RawUsage", u_name, lfs_name, "place"
             );
             for &r in &rows[1..] {
                 // `parent` associations are not ranked at their own level (they are lifted).
