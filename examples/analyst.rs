@@ -40,7 +40,7 @@ fn fair_share(site: &Path, conf: &SlurmConf, qos: &QosTable, algorithm: Algorith
         reset: last_boundary(conf.priority_usage_reset_period, chrono_tz::UTC, last_pass),
     };
     let jobs = site.join("jobs.csv");
-    let report = charge_jobs(&mut input, &jobs, JobFormat::Csv, Some(conf), Some(qos), DecayModel::Slurm(decay))?;
+    let report = charge_jobs(&mut input, &jobs, JobFormat::Csv, Some(conf), Some(qos), DecayModel::Slurm(decay), None)?;
     eprintln!("{:>9}: {} job records, {} charged", algorithm.name(), report.records, report.charged);
     let tree = AssocTree::build(input)?;
     let params = Params {

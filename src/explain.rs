@@ -3,7 +3,8 @@
 //! For Fair Tree and flux, the path from the root: at every level the association's share of its
 //! siblings' shares (S), of its parent's usage (U), its Level FS (S/U, or flux's weight), where it
 //! placed among its siblings, and the [lo, hi] range of final factors its subtree occupies (Fair
-//! Tree ranks users depth-first, so every subtree holds a contiguous block of ranks). For classic,
+//! Tree ranks users depth-first, so a subtree holds a contiguous block of ranks, except under a
+//! `FairShare=parent` account, whose users are ranked among its parent's children). For classic,
 //! the normalized shares multiplied down the path, the effective usage blended up from the
 //! parent, and `F = 2^(-UE/S/d)`. Two associations are compared at the level where their paths
 //! part: that is where the order of their factors is decided.
@@ -155,7 +156,7 @@ pub fn explain(tree: &AssocTree, fs: &FairShare, row: usize) -> String {
                     out,
                     "  Siblings are ranked by {lfs_name}, highest first (S/U: a share used less than granted ranks higher; \
                      users before accounts on ties); every user below a better-placed sibling outranks every user \
-                     below a worse-placed one, so each subtree holds the contiguous block of factors shown."
+                     below a worse-placed one, so a subtree's users hold the block of factors shown (a `parent` account's users are placed among its parent's children)."
                 );
             }
         }

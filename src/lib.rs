@@ -18,15 +18,19 @@
 //! # Ok::<(), fairshare::Error>(())
 //! ```
 
+pub mod compare;
 pub mod config;
 pub mod error;
 pub mod explain;
 pub mod fairshare;
+#[cfg(feature = "polars")]
 pub mod frame;
 pub mod io;
 pub mod jobs;
 pub mod output;
+pub mod plot;
 pub mod priority;
+pub mod shares;
 pub mod tree;
 pub mod usage;
 

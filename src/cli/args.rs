@@ -15,6 +15,8 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+// One command is parsed per process; boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print what Slurm's `sshare -a` would print for a tree (`-h` is sshare's no-header flag).
@@ -31,8 +33,17 @@ pub enum Command {
     Sprio(SprioArgs),
     /// Score a pending queue and write one Parquet row per (job, partition, QOS).
     Score(ScoreArgs),
+    /// Every account's RawShares from the hardware: a gratis share of the public partitions, plus
+    /// what the account bought alone or with others.
+    Shares(SharesArgs),
     /// Explain an association's fair-share factor (or a job's priority), or why one is below another.
     Explain(ExplainArgs),
+    /// The algorithms (and parameter variants) side by side: rank correlation, biggest movers.
+    Compare(CompareArgs),
+    /// What changed between two run directories: shares, usage, factors, priorities.
+    Diff(DiffArgs),
+    /// Draw the tree as an icicle of fair-share ranks, or chosen associations' history (SVG or PNG).
+    Plot(PlotArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -163,6 +174,10 @@ pub struct TreeArgs {
     /// flux: sum sibling usage exactly (flux-accounting truncates each partial sum to an integer).
     #[arg(long)]
     pub flux_exact_sums: bool,
+    /// What-if: give an account (NAME) or a user association (USER@ACCOUNT) these shares (a count
+    /// or `parent`); repeatable.
+    #[arg(long, value_name = "NAME=N", value_parser = parse_assignment)]
+    pub set_shares: Vec<(String, String)>,
 }
 
 /// Recompute user usage from job records before the fair-share pass.
@@ -206,6 +221,10 @@ pub struct UsageArgs {
     /// The timezone reset boundaries (midnight, Sunday, the 1st) are in, as slurmctld's local time.
     #[arg(long, value_name = "TZ", default_value = "UTC")]
     pub timezone: String,
+    /// What-if: bill PARTITION with these TRESBillingWeights (`CPU=1.0,Mem=0.25G`) instead of
+    /// slurm.conf's; repeatable.
+    #[arg(long, value_name = "PARTITION=WEIGHTS", value_parser = parse_assignment)]
+    pub billing: Vec<(String, String)>,
     /// --decay flux: how often update-usage runs (cron), in seconds or with a unit (`1h`).
     #[arg(long, value_name = "INTERVAL", default_value = "1h")]
     pub flux_interval: String,
@@ -372,4 +391,135 @@ pub struct ExplainArgs {
     pub tree: TreeArgs,
     #[command(flatten)]
     pub usage: UsageArgs,
+}
+
+/// `NAME=VALUE`, split at the first `=`.
+fn parse_assignment(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("{text:?} is not NAME=VALUE")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SharesArgs {
+    /// The site's hardware and purchases (TOML: slurm_conf, tree, public, requeue, [[lab]],
+    /// [[communal]], ...; paths relative to the file).
+    #[arg(long, value_name = "FILE")]
+    pub hardware: PathBuf,
+    /// Output: a table, `sacctmgr` commands, or the tree as assoc-csv with the new shares.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: super::shares::SharesFormat,
+    /// Write here (atomically) instead of to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    #[command(subcommand)]
+    pub what: PlotCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlotCommand {
+    /// The association tree as an icicle: one row per depth, each association as wide as its
+    /// users' block of fair-share ranks.
+    Icicle(Box<IcicleArgs>),
+    /// Chosen associations' fair-share over time, from a `fairshare usage --every` directory.
+    History(HistoryArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotColorArg {
+    /// Level FS (S/U) on a log scale (default for Fair Tree and flux).
+    LevelFs,
+    /// The fair-share factor; accounts take the mean of their users' (default for classic).
+    Factor,
+}
+
+#[derive(Debug, Args)]
+pub struct IcicleArgs {
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
+    /// Output picture: `.svg` or `.png` (written atomically).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Draw down to this depth (the root is 0; default: all).
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    /// Width in pixels.
+    #[arg(long, value_name = "PX", default_value = "1200", value_parser = clap::value_parser!(u32).range(320..=20000))]
+    pub width: u32,
+    /// What the colour shows.
+    #[arg(long, value_enum)]
+    pub color: Option<PlotColorArg>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotMetricArg {
+    /// The fair-share factor (accounts: the mean of their users', with their range shaded).
+    #[value(name = "fs_factor", alias = "fs-factor")]
+    FsFactor,
+    #[value(name = "raw_usage", alias = "raw-usage")]
+    RawUsage,
+    #[value(name = "norm_usage", alias = "norm-usage")]
+    NormUsage,
+    #[value(name = "effective_usage", alias = "effective-usage")]
+    EffectiveUsage,
+    #[value(name = "level_fs", alias = "level-fs")]
+    LevelFs,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The directory `fairshare usage --every ... --out DIR` wrote.
+    #[arg(long, value_name = "DIR")]
+    pub history: PathBuf,
+    /// Associations to draw (comma-separated): ACCOUNT, USER or USER@ACCOUNT.
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...", required = true)]
+    pub accounts: Vec<String>,
+    /// Output picture: `.svg` or `.png` (written atomically).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The value drawn.
+    #[arg(long, value_enum, default_value = "fs_factor")]
+    pub metric: PlotMetricArg,
+    /// Width in pixels (the height is half of it).
+    #[arg(long, value_name = "PX", default_value = "1000", value_parser = clap::value_parser!(u32).range(400..=20000))]
+    pub width: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
+    /// Variants to compare: `fair-tree`, `classic`, `flux`, with `:dampening=D`,
+    /// `:depth-oblivious` or `:exact-sums` (flux).
+    #[arg(long, value_delimiter = ',', default_value = "fair-tree,classic,flux")]
+    pub variants: Vec<String>,
+    /// Print every user association's factor and rank under each variant.
+    #[arg(long)]
+    pub all: bool,
+    /// How many movers to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Also write one Parquet row per user association with `fs_<variant>` and `rank_<variant>`.
+    #[arg(long, value_name = "FILE.parquet")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier run directory (`fairshare run --out-dir`).
+    pub run_a: PathBuf,
+    /// The later run directory.
+    pub run_b: PathBuf,
+    /// How many changes of each kind to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
 }

@@ -16,7 +16,7 @@ pub(crate) fn run(a: &ExplainArgs) -> Result<()> {
         let (_, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
         (tree, fs)
     } else {
-        TreeSettings::resolve(&a.tree, conf.as_ref()).load()?
+        TreeSettings::resolve(&a.tree, conf.as_ref())?.load()?
     };
     let mut text = String::new();
     if let Some(id) = a.job {

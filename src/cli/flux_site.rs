@@ -32,7 +32,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     stages.finish("usage", || format!("update-usage at {now}, {} jobs skipped (unreadable R)", usage.skipped_jobs()));
 
     let tree = AssocTree::build(input)?;
-    let mut settings = TreeSettings::resolve(&a.tree, None);
+    let mut settings = TreeSettings::resolve(&a.tree, None)?;
     settings.params.algorithm = Algorithm::Flux;
     let result = fs::compute(&tree, &settings.params)?;
     stages.finish("fairshare", || format!("{} associations (flux weighted tree)", tree.len()));

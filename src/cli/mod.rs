@@ -1,9 +1,12 @@
 //! The command-line front end: resolves clap's arguments into settings and runs the commands.
 
 mod args;
+mod compare;
 mod explain;
 mod flux_site;
+mod plot;
 mod run;
+mod shares;
 mod usage;
 
 use std::io::Write;
@@ -16,7 +19,7 @@ use args::{
 use clap::Parser;
 use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
-use fairshare::io::{TreeFormat, default_tree, read_tree};
+use fairshare::io::TreeFormat;
 use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
 use fairshare::output::parquet::{jobs_batch, jobs_metadata};
@@ -34,11 +37,13 @@ struct TreeSettings {
     path: Option<PathBuf>,
     format: Option<TreeFormat>,
     params: Params,
+    /// What-if share changes: (account or USER@ACCOUNT, shares).
+    set_shares: Vec<(String, fairshare::tree::Shares)>,
 }
 
 impl TreeSettings {
     /// Flags win; then slurm.conf (PriorityFlags, FairShareDampeningFactor); then Slurm's defaults.
-    fn resolve(a: &TreeArgs, conf: Option<&SlurmConf>) -> Self {
+    fn resolve(a: &TreeArgs, conf: Option<&SlurmConf>) -> Result<Self> {
         let algorithm = match a.algo {
             Some(AlgoArg::FairTree) => Algorithm::FairTree,
             Some(AlgoArg::Classic) => Algorithm::Classic,
@@ -56,11 +61,61 @@ impl TreeSettings {
         });
         let dampening = a.dampening.or(conf.map(|c| c.fair_share_dampening_factor)).unwrap_or(1);
         let depth_oblivious = a.depth_oblivious || conf.is_some_and(|c| c.priority_flags.depth_oblivious);
-        TreeSettings {
+        let set_shares = a
+            .set_shares
+            .iter()
+            .map(|(name, v)| {
+                let shares = match v.to_ascii_lowercase().as_str() {
+                    "parent" => fairshare::tree::Shares::Parent,
+                    _ => v.parse().map(fairshare::tree::Shares::Value).map_err(|_| {
+                        Error::Usage(format!("--set-shares {name}={v}: shares are a count or `parent`"))
+                    })?,
+                };
+                Ok((name.clone(), shares))
+            })
+            .collect::<Result<_>>()?;
+        Ok(TreeSettings {
             path: a.tree.clone(),
             format,
             params: Params { algorithm, dampening, depth_oblivious, flux_exact_sums: a.flux_exact_sums },
+            set_shares,
+        })
+    }
+
+    /// The tree input as given (`None` for the embedded default), with the what-if edits.
+    fn given_input(&self) -> Result<Option<fairshare::tree::TreeInput>> {
+        let Some(p) = &self.path else { return Ok(None) };
+        let mut input = fairshare::io::read_tree_input(p, self.format)?;
+        self.edit(&mut input)?;
+        Ok(Some(input))
+    }
+
+    /// The embedded default tree, with the what-if edits.
+    fn default_input(&self) -> Result<fairshare::tree::TreeInput> {
+        let mut input = fairshare::io::default_tree_input()?;
+        self.edit(&mut input)?;
+        Ok(input)
+    }
+
+    /// Applies `--set-shares`: an account row by name, or a user row by USER@ACCOUNT.
+    fn edit(&self, input: &mut fairshare::tree::TreeInput) -> Result<()> {
+        for (name, shares) in &self.set_shares {
+            let (user, account) = match name.split_once('@') {
+                Some((u, a)) => (Some(u), a),
+                None => (None, name.as_str()),
+            };
+            let mut found = false;
+            for r in &mut input.records {
+                if r.account == account && r.user.as_deref() == user {
+                    r.shares = *shares;
+                    found = true;
+                }
+            }
+            if !found {
+                return Err(Error::Usage(format!("--set-shares: no association {name:?} in the tree")));
+            }
         }
+        Ok(())
     }
 
     fn source(&self) -> String {
@@ -68,10 +123,11 @@ impl TreeSettings {
     }
 
     fn load(&self) -> Result<(AssocTree, FairShare)> {
-        let tree = match &self.path {
-            Some(p) => read_tree(p, self.format)?,
-            None => default_tree()?,
+        let input = match self.given_input()? {
+            Some(input) => input,
+            None => self.default_input()?,
         };
+        let tree = AssocTree::build(input)?;
         let result = fs::compute(&tree, &self.params)?;
         Ok((tree, result))
     }
@@ -133,15 +189,19 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             let usage = UsageSettings::resolve(&a.usage)?.ok_or_else(|| Error::Usage("usage needs --jobs".into()))?;
             if !instants.is_empty() {
-                let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref());
+                let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref())?;
                 return usage::write_history(&settings, &usage, instants, &a.out);
             }
-            let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref());
+            let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref())?;
             let (input, meta, _) = charged_input(&settings, &usage)?;
             fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
         }
         Command::Run(a) => run::run(a),
+        Command::Shares(a) => shares::run(&a),
         Command::Explain(a) => explain::run(&a),
+        Command::Compare(a) => compare::compare(&a),
+        Command::Diff(a) => compare::diff(&a),
+        Command::Plot(a) => plot::run(&a),
         Command::Sprio(a) => {
             let queue = Queue::load(&a.tree, &a.queue)?;
             let format = match (&a.format, a.long) {
@@ -178,11 +238,11 @@ pub fn run(cli: Cli) -> Result<()> {
 /// is given; also the usage parameters for the output metadata.
 fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings, AssocTree, FairShare, Vec<KeyValue>)> {
     let Some(usage) = UsageSettings::resolve(u)? else {
-        let settings = TreeSettings::resolve(tree_args, None);
+        let settings = TreeSettings::resolve(tree_args, None)?;
         let (tree, result) = settings.load()?;
         return Ok((settings, tree, result, Vec::new()));
     };
-    let settings = TreeSettings::resolve(tree_args, usage.conf.as_ref());
+    let settings = TreeSettings::resolve(tree_args, usage.conf.as_ref())?;
     let (input, meta, _) = charged_input(&settings, &usage)?;
     let tree = AssocTree::build(input)?;
     let result = fs::compute(&tree, &settings.params)?;
@@ -195,13 +255,9 @@ fn charged_input(
     settings: &TreeSettings,
     usage: &UsageSettings,
 ) -> Result<(fairshare::tree::TreeInput, Vec<KeyValue>, fairshare::usage::ChargeReport)> {
-    let given = match &settings.path {
-        Some(p) => Some(fairshare::io::read_tree_input(p, settings.format)?),
-        None => None,
-    };
-    let mut input = match usage.tree_input(given)? {
+    let mut input = match usage.tree_input(settings.given_input()?)? {
         Some(t) => t,
-        None => fairshare::io::default_tree_input()?,
+        None => settings.default_input()?,
     };
     let algorithm = settings.params.algorithm;
     let report = usage.apply(&mut input, algorithm)?;
@@ -269,12 +325,12 @@ impl Queue {
                     a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
                 let conf = fairshare::config::slurm_conf::read(conf_path)?;
                 let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
-                let settings = TreeSettings::resolve(tree_args, Some(&conf));
+                let settings = TreeSettings::resolve(tree_args, Some(&conf))?;
                 let (tree, fs) = settings.load()?;
                 Queue::slurm(&conf, qos.as_ref(), now, &tree, &fs, &a.pending, pending_format)
             }
             PriorityArg::Flux => {
-                let mut settings = TreeSettings::resolve(tree_args, None);
+                let mut settings = TreeSettings::resolve(tree_args, None)?;
                 settings.params.algorithm = Algorithm::Flux;
                 // Detect the format once: the priority tables come from the same DB as the tree.
                 if let (Some(p), None) = (&settings.path, settings.format) {

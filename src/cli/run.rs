@@ -72,20 +72,26 @@ impl Drop for EmbeddedSite {
     }
 }
 
-fn parse_enum<T: ValueEnum>(value: &str, key: &str, file: &Path) -> Result<T> {
+fn parse_enum<T: ValueEnum>(value: &str, key: &str, file: &Path, text: &str) -> Result<T> {
     T::from_str(value, true).map_err(|_| {
         let names: Vec<String> = T::value_variants()
             .iter()
             .filter_map(|v| v.to_possible_value())
             .map(|p| p.get_name().to_string())
             .collect();
-        Error::input(file, None, format!("{key} = {value:?}: expected one of {}", names.join(", ")))
+        // The key's line, for the message: serde has already dropped the spans.
+        let line = text.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i as u64 + 1);
+        Error::input(file, line, format!("{key} = {value:?}: expected one of {}", names.join(", ")))
     })
 }
 
 /// Fills the options the command line left unset from the site file.
 fn apply_site(a: &mut RunArgs, file: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+    let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64;
+        Error::input(file, line, "not valid UTF-8 text")
+    })?;
     let site: SiteFile = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|s| 1 + text[..s.start].matches('\n').count() as u64);
         Error::input(file, line, e.message().to_string())
@@ -114,19 +120,19 @@ fn apply_site(a: &mut RunArgs, file: &Path) -> Result<()> {
         a.usage.timezone = tz;
     }
     if let (None, Some(f)) = (a.tree.tree_format, site.tree_format) {
-        a.tree.tree_format = Some(parse_enum::<TreeFormatArg>(&f, "tree_format", file)?);
+        a.tree.tree_format = Some(parse_enum::<TreeFormatArg>(&f, "tree_format", file, &text)?);
     }
     if let (None, Some(f)) = (a.usage.jobs_format, site.jobs_format) {
-        a.usage.jobs_format = Some(parse_enum::<JobsFormatArg>(&f, "jobs_format", file)?);
+        a.usage.jobs_format = Some(parse_enum::<JobsFormatArg>(&f, "jobs_format", file, &text)?);
     }
     if let (None, Some(f)) = (a.pending_format, site.pending_format) {
-        a.pending_format = Some(parse_enum::<PendingFormatArg>(&f, "pending_format", file)?);
+        a.pending_format = Some(parse_enum::<PendingFormatArg>(&f, "pending_format", file, &text)?);
     }
     if let (None, Some(f)) = (a.tree.algo, site.algorithm) {
-        a.tree.algo = Some(parse_enum::<AlgoArg>(&f, "algorithm", file)?);
+        a.tree.algo = Some(parse_enum::<AlgoArg>(&f, "algorithm", file, &text)?);
     }
     if let Some(d) = site.decay {
-        a.usage.decay = parse_enum::<DecayArg>(&d, "decay", file)?;
+        a.usage.decay = parse_enum::<DecayArg>(&d, "decay", file, &text)?;
     }
     Ok(())
 }
@@ -224,16 +230,16 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         Some(u) => u.qos.clone(),
         None => a.usage.qos.as_deref().map(fairshare::config::qos::read).transpose()?,
     };
-    let settings = TreeSettings::resolve(&a.tree, conf.as_ref());
+    let settings = TreeSettings::resolve(&a.tree, conf.as_ref())?;
     let (input, usage_meta, report) = match &usage {
         Some(u) => {
             let (input, meta, report) = charged_input(&settings, u)?;
             (input, meta, Some(report))
         }
         None => {
-            let input = match &settings.path {
-                Some(p) => fairshare::io::read_tree_input(p, settings.format)?,
-                None => fairshare::io::default_tree_input()?,
+            let input = match settings.given_input()? {
+                Some(input) => input,
+                None => settings.default_input()?,
             };
             (input, Vec::new(), None)
         }

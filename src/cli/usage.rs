@@ -54,7 +54,17 @@ impl UsageSettings {
         let Some(jobs) = &u.jobs else {
             return Ok(None);
         };
-        let conf = u.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?;
+        let mut conf = u.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?;
+        for (partition, weights) in &u.billing {
+            let conf = conf.as_mut().ok_or_else(|| Error::Usage("--billing needs --slurm-conf".into()))?;
+            let p = conf.partitions.iter_mut().find(|p| p.name == *partition).ok_or_else(|| {
+                Error::Usage(format!("--billing: partition {partition:?} is not defined in slurm.conf"))
+            })?;
+            p.billing_weights = Some(
+                fairshare::config::tres::parse_tres_weights(weights)
+                    .map_err(|m| Error::Usage(format!("--billing {partition}={weights}: {m}")))?,
+            );
+        }
         let qos = u.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
         let now = time(u.now.as_deref().ok_or_else(|| Error::Usage("--jobs needs --now".into()))?, "--now")?;
         let first_pass = u.first_pass.as_deref().map(|t| time(t, "--first-pass")).transpose()?;
@@ -166,11 +176,23 @@ impl UsageSettings {
             let emulate = (self.decay == DecayArg::Flux).then_some((self.first_pass, self.flux_interval));
             charge_flux_records(input, &self.jobs, self.format, &FluxRecords { cfg, now: self.now, emulate })?
         } else {
-            charge_jobs(input, &self.jobs, self.format, self.conf.as_ref(), self.qos.as_ref(), self.model(algorithm))?
+            // A progress line on a terminal; long histories take minutes.
+            let progress: Option<fairshare::usage::Progress<'_>> = std::io::IsTerminal::is_terminal(&std::io::stderr())
+                .then(|| {
+                    Box::new(|done: u64, total: u64| {
+                        let pct = if total > 0 { 100.0 * done as f64 / total as f64 } else { 100.0 };
+                        eprint!("\rfairshare: charging job records {pct:5.1}%");
+                        if done >= total {
+                            eprintln!();
+                        }
+                    }) as fairshare::usage::Progress<'_>
+                });
+            let (conf, qos) = (self.conf.as_ref(), self.qos.as_ref());
+            charge_jobs(input, &self.jobs, self.format, conf, qos, self.model(algorithm), progress)?
         };
-        if let Some(first) = report.first_unmatched {
+        if let Some((job, line)) = report.first_unmatched {
             eprintln!(
-                "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {first} in {}",
+                "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {job} at {}:{line}",
                 report.unmatched,
                 self.jobs.display()
             );
@@ -278,13 +300,9 @@ pub(crate) fn write_history(
     use fairshare::usage::history::{Instants, charge_history};
     use parquet::file::metadata::KeyValue;
 
-    let given = match &settings.path {
-        Some(p) => Some(fairshare::io::read_tree_input(p, settings.format)?),
-        None => None,
-    };
-    let input = match usage.tree_input(given)? {
+    let input = match usage.tree_input(settings.given_input()?)? {
         Some(t) => t,
-        None => fairshare::io::default_tree_input()?,
+        None => settings.default_input()?,
     };
     let algorithm = settings.params.algorithm;
     let ctx =
@@ -321,9 +339,9 @@ pub(crate) fn write_history(
         write_parquet(&part.join(format!("{hms}.parquet")), &batch, meta)
     })?;
     dir.commit()?;
-    if let Some(first) = history.report.first_unmatched {
+    if let Some((job, line)) = history.report.first_unmatched {
         eprintln!(
-            "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {first} in {}",
+            "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {job} at {}:{line}",
             history.report.unmatched,
             usage.jobs.display()
         );

@@ -118,7 +118,11 @@ pub fn parse(path: &Path, text: &str) -> Result<QosTable> {
         };
         let usage_factor = match field(factor_col) {
             "" => 1.0,
-            f => f.parse::<f64>().map_err(|_| err(format!("UsageFactor {f:?} is not a number")))?,
+            f => f
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| err(format!("UsageFactor {f:?} is not a finite number")))?,
         };
         let flags: Vec<String> =
             field(flags_col).split(',').map(str::trim).filter(|f| !f.is_empty()).map(str::to_string).collect();

@@ -263,7 +263,8 @@ impl fmt::Display for TresCounts {
 /// are the kept TRES as text (`Tres`'s `Display`), matched case-insensitively.
 ///
 /// # Errors
-/// An item without `=`, or a kept TRES whose count is not a number with an optional unit.
+/// An item without `=`, a TRES Slurm does not track, or a count that is not a number with an
+/// optional unit.
 ///
 /// # Example
 /// ```
@@ -280,9 +281,40 @@ pub fn read_kept_counts(text: &str, keep: &[Tres], names: &[String], out: &mut [
         let (name, value) = item.split_once('=').ok_or_else(|| format!("TRES count {item:?} is not type=count"))?;
         if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(name.trim())) {
             out[i] = parse_count(keep[i].kind, value.trim()).map_err(|m| format!("TRES count {item:?}: {m}"))?;
+        } else {
+            // Not kept, but still a TRES Slurm tracks with a well-formed count.
+            let kind = tracked_kind(name.trim()).map_or_else(|| Tres::parse(name.trim()).map(|t| t.kind), Ok)?;
+            parse_count(kind, value.trim()).map_err(|m| format!("TRES count {item:?}: {m}"))?;
         }
     }
     Ok(())
+}
+
+/// The kind of a TRES name Slurm tracks, without allocating; `None` for any other name.
+fn tracked_kind(text: &str) -> Option<TresKind> {
+    let (ty, name) = match text.split_once('/') {
+        Some((ty, name)) => (ty, Some(name)),
+        None => (text, None),
+    };
+    let is = |w: &str| ty.eq_ignore_ascii_case(w);
+    match name {
+        None => [
+            ("cpu", TresKind::Cpu),
+            ("mem", TresKind::Mem),
+            ("energy", TresKind::Energy),
+            ("node", TresKind::Node),
+            ("billing", TresKind::Billing),
+            ("vmem", TresKind::Vmem),
+            ("pages", TresKind::Pages),
+        ]
+        .into_iter()
+        .find_map(|(w, k)| is(w).then_some(k)),
+        Some(n) if is("fs") && n.eq_ignore_ascii_case("disk") => Some(TresKind::FsDisk),
+        Some("") => None,
+        Some(_) => [("gres", TresKind::Gres), ("license", TresKind::License), ("bb", TresKind::Bb)]
+            .into_iter()
+            .find_map(|(w, k)| is(w).then_some(k)),
+    }
 }
 
 /// The index of a unit letter in Slurm's `"\0KMGTP"` (`get_unit_type()`), case-insensitive.
@@ -361,8 +393,8 @@ fn too_big() -> String {
 /// Slurm. A TRES given twice keeps its last weight.
 ///
 /// # Errors
-/// An item without a value, a TRES Slurm does not track, a value `strtod` reports out of range, or a
-/// character after the number that is not a unit letter.
+/// An item without a value, a TRES Slurm does not track, a value `strtod` reports out of range or
+/// reads as `inf` or `nan`, or a character after the number that is not a unit letter.
 ///
 /// # Example
 /// ```
@@ -382,6 +414,11 @@ pub fn parse_tres_weights(text: &str) -> Result<TresWeights, String> {
         }
         let tres = Tres::parse(name).map_err(|m| format!("TRES weight {item:?}: {m}"))?;
         let (mut weight, rest) = strtod(value).map_err(|m| format!("TRES weight {item:?}: {m}"))?;
+        if !weight.is_finite() {
+            // strtod reads `inf` and `nan`; as a weight they would make every billing and priority
+            // infinite or NaN.
+            return Err(format!("TRES weight {item:?}: {weight} is not a finite number"));
+        }
         if let Some(c) = rest.chars().next() {
             let unit = unit_index(c)
                 .ok_or_else(|| format!("TRES weight {item:?}: invalid unit {c:?} (possible units are KMGTP)"))?;

@@ -65,6 +65,9 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             open.push((id, bank));
         }
     }
+    if records.is_empty() {
+        return Err(Error::input(path, None, "empty file: expected rows level,bank,user,shares,usage"));
+    }
     Ok(TreeInput {
         source: path.to_path_buf(),
         records,

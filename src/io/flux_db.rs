@@ -41,8 +41,21 @@ pub fn read(path: &Path) -> Result<TreeInput> {
     let mut next_id = 1u64;
     // Depth-first, as the C++ reader recurses: (bank, parent id).
     let mut stack: Vec<(String, Option<u64>)> = vec![(root, None)];
+    // A bank reached twice (a parent_bank cycle through the root, or a bank listed twice) would
+    // otherwise be walked again and again.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     while let Some((bank, parent_id)) = stack.pop() {
-        let shares: i64 = shares_q.query_row([&bank], |r| r.get(0)).map_err(db_err)?;
+        if !seen.insert(bank.clone()) {
+            return Err(Error::input(
+                path,
+                None,
+                format!("bank_table: bank {bank:?} is reached twice (a parent_bank cycle, or a bank listed twice)"),
+            ));
+        }
+        let row_err = |e: rusqlite::Error| {
+            Error::format(path, format!("flux-accounting database: bank_table: bank {bank:?}: {e}"))
+        };
+        let shares: i64 = shares_q.query_row([&bank], |r| r.get(0)).map_err(row_err)?;
         let shares = u64::try_from(shares)
             .map_err(|_| Error::input(path, None, format!("bank_table: bank {bank:?} has negative shares {shares}")))?;
         let id = next_id;
@@ -70,7 +83,12 @@ pub fn read(path: &Path) -> Result<TreeInput> {
                 })
                 .map_err(db_err)?;
             for row in rows {
-                let (user, shares, usage, active) = row.map_err(db_err)?;
+                let (user, shares, usage, active) = row.map_err(|e| {
+                    Error::format(
+                        path,
+                        format!("flux-accounting database: association_table: a user of bank {bank:?}: {e}"),
+                    )
+                })?;
                 if !active {
                     continue;
                 }

@@ -56,6 +56,9 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         }
         let parent = match depth {
             0 if records.is_empty() && user.is_none() => None,
+            _ if records.is_empty() => {
+                return Err(err("the first row must be the root account: no indentation and no User".into()));
+            }
             0 => return Err(err("a second row at depth 0: only the root has no indentation".into())),
             d if d <= open.len() => Some(open[d - 1].clone()),
             d => {

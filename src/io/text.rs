@@ -74,15 +74,23 @@ pub(crate) fn split_csv(line: &str) -> Result<Vec<Cow<'_, str>>, &'static str> {
     Ok(out)
 }
 
-/// Parses a non-negative share count, or `parent`.
+/// Largest share count of a Slurm association: `shares_raw` is a uint32 and `u32::MAX` is
+/// reserved (`INFINITE`), as in the sacctmgr dump reader.
+pub(crate) const MAX_SHARES: u64 = u32::MAX as u64 - 1;
+
+/// Parses a share count in 0..=[`MAX_SHARES`], or `parent`.
 pub(crate) fn parse_shares(text: &str) -> Result<crate::tree::Shares, String> {
     let t = text.trim();
     if t.eq_ignore_ascii_case("parent") {
         return Ok(crate::tree::Shares::Parent);
     }
-    t.parse::<u64>()
-        .map(crate::tree::Shares::Value)
-        .map_err(|_| format!("shares {t:?} is not a non-negative integer or `parent`"))
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return match t.parse::<u64>() {
+            Ok(v) if v <= MAX_SHARES => Ok(crate::tree::Shares::Value(v)),
+            _ => Err(format!("shares {t} is too large: expected a whole number in 0..={MAX_SHARES} or `parent`")),
+        };
+    }
+    Err(format!("shares {t:?} is not a non-negative integer or `parent`"))
 }
 
 /// Parses a usage value: a finite, non-negative number.
@@ -117,6 +125,9 @@ mod tests {
     fn shares_and_usage() {
         assert_eq!(parse_shares(" parent "), Ok(crate::tree::Shares::Parent));
         assert_eq!(parse_shares("42"), Ok(crate::tree::Shares::Value(42)));
+        assert_eq!(parse_shares("4294967294"), Ok(crate::tree::Shares::Value(4_294_967_294)));
+        assert!(parse_shares("4294967295").unwrap_err().contains("too large"));
+        assert!(parse_shares("99999999999999999999").unwrap_err().contains("too large"));
         assert!(parse_shares("-1").is_err());
         assert!(parse_usage("NaN").is_err());
         assert!(parse_usage("-3").is_err());

@@ -245,7 +245,10 @@ impl PendingJobs {
         let mut header: Option<Columns> = None;
         loop {
             line.clear();
-            let n = reader.read_line(&mut line).map_err(|e| Error::io(path, e))?;
+            let n = reader.read_line(&mut line).map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidData => Error::input(path, line_no + 1, "not valid UTF-8 text"),
+                _ => Error::io(path, e),
+            })?;
             if n == 0 {
                 break;
             }
@@ -351,7 +354,7 @@ impl PendingJobs {
     }
 
     fn read_squeue_json(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::io::text::read_to_string(path)?;
         let doc: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| Error::input(path, e.line() as u64, format!("not JSON: {e}")))?;
         let Some(jobs) = doc.get("jobs").and_then(|j| j.as_array()) else {
@@ -365,6 +368,12 @@ impl PendingJobs {
                 continue;
             }
             let int = |key: &str| job.get(key).and_then(json_number);
+            // A present number outside `range` is an error, not a wrapped or truncated value.
+            let ranged = |key: &str, default: i64, range: std::ops::RangeInclusive<i64>| match int(key) {
+                None => Ok(default),
+                Some(v) if range.contains(&v) => Ok(v),
+                Some(v) => Err(err(format!("{key} {v} is not in {range:?}"))),
+            };
             let string = |key: &str| job.get(key).map(json_text).unwrap_or_default();
             let (user, account, partition, qos) =
                 (string("user_name"), string("account"), string("partition"), string("qos"));
@@ -373,26 +382,34 @@ impl PendingJobs {
             let accrue = int("accrue_time").filter(|&t| t > 0);
             let time_limit = match job.get("time_limit") {
                 Some(v) if json_is_infinite(v) => NO_VAL,
-                Some(v) => json_number(v).map_or(NO_VAL, |m| m as u32),
+                Some(_) => ranged("time_limit", NO_VAL.into(), 0..=u32::MAX.into())? as u32,
                 None => NO_VAL,
             };
+            if int("job_id").is_none() {
+                return Err(err("no job_id".into()));
+            }
             let raw = RawJob {
-                job_id: int("job_id").ok_or_else(|| err("no job_id".into()))? as u64,
+                job_id: ranged("job_id", 0, 0..=i64::MAX)? as u64,
                 user: Names::Text(&user),
                 account: Names::Text(&account),
                 partition: Names::Text(&partition),
                 qos: Names::Text(&qos),
                 submit,
                 accrue,
-                min_nodes: int("node_count").unwrap_or(1) as u32,
-                cpus: int("cpus").unwrap_or(0) as u32,
+                min_nodes: ranged("node_count", 1, 0..=u32::MAX.into())? as u32,
+                cpus: ranged("cpus", 0, 0..=u32::MAX.into())? as u32,
                 time_limit,
-                nice: int("nice").unwrap_or(0) as i32,
-                site_factor: int("site_factor").unwrap_or(0) as i32,
+                // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
+                nice: ranged("nice", 0, -2_147_483_645..=2_147_483_645)? as i32,
+                site_factor: ranged("site_factor", 0, -2_147_483_645..=2_147_483_645)? as i32,
                 tres_req: &tres,
                 urgency: DEFAULT_URGENCY,
             };
-            self.push(raw, row, kept)?;
+            // The job's index names it: a JSON document has no useful line numbers.
+            self.push(raw, row, kept).map_err(|e| match e {
+                Error::Input { message, .. } => err(message),
+                e => e,
+            })?;
         }
         Ok(())
     }

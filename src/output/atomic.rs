@@ -26,7 +26,9 @@ impl AtomicFile {
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name =
             target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a file name", target.display())))?;
-        let temp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+        let prefix = format!(".{}.tmp-", name.to_string_lossy());
+        remove_abandoned(dir, &prefix);
+        let temp = dir.join(format!("{prefix}{}", std::process::id()));
         let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
         Ok(AtomicFile { target: target.to_path_buf(), temp, file: Some(BufWriter::new(file)) })
     }
@@ -79,7 +81,9 @@ impl AtomicDir {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         let name =
             target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a directory name", target.display())))?;
-        let temp = parent.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+        let prefix = format!(".{}.tmp-", name.to_string_lossy());
+        remove_abandoned(parent, &prefix);
+        let temp = parent.join(format!("{prefix}{}", std::process::id()));
         if temp.exists() {
             std::fs::remove_dir_all(&temp).map_err(|e| Error::io(&temp, e))?;
         }
@@ -109,6 +113,35 @@ impl AtomicDir {
         self.committed = true;
         Ok(())
     }
+}
+
+/// Removes `<prefix><pid>` entries of `dir` left by processes that no longer run (a killed run's
+/// temporary directory or file); entries of live processes are theirs to finish.
+fn remove_abandoned(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)).and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() as i32 && !process_alive(pid) {
+            let path = entry.path();
+            let _ = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        }
+    }
+}
+
+/// Whether a process with this id exists (signal 0 probes without sending anything).
+#[cfg(unix)]
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists and may be signalled.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: i32) -> bool {
+    true
 }
 
 /// Swaps two paths atomically (Linux `renameat2(RENAME_EXCHANGE)`).
@@ -179,7 +212,11 @@ mod tests {
         assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "first");
         fill("abandoned", false);
         assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "first");
+        // A killed run's leftover (a pid that no longer runs) is cleaned by the next run.
+        let stale = dir.path().join(".run.tmp-2147483646");
+        std::fs::create_dir(&stale).unwrap();
         fill("second", true);
+        assert!(!stale.exists());
         assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "second");
         // Only the run directory is left: no temporary or previous copies.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

@@ -56,8 +56,8 @@ pub struct ChargeReport {
     pub not_started: u64,
     /// Records that match no association (they charge nothing, as in Slurm).
     pub unmatched: u64,
-    /// The first unmatched record's job id, for the warning.
-    pub first_unmatched: Option<u64>,
+    /// The first unmatched record's job id and line (or row), for the warning.
+    pub first_unmatched: Option<(u64, u64)>,
 }
 
 /// Bytes of a (user, account) pair stored inside the table's bucket: a lookup of a short pair
@@ -147,7 +147,11 @@ pub struct ChargeContext<'a> {
     conf: Option<&'a SlurmConf>,
     qos: Option<&'a QosTable>,
     model: DecayModel,
+    progress: Option<Progress<'a>>,
 }
+
+/// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet).
+pub type Progress<'a> = Box<dyn Fn(u64, u64) + Sync + 'a>;
 
 impl<'a> ChargeContext<'a> {
     /// A context for the user associations of `input`. Without a slurm.conf, every job is billed
@@ -163,7 +167,20 @@ impl<'a> ChargeContext<'a> {
                 None => entry.any = Some(i as u32),
             }
         }
-        ChargeContext { pairs, rows: input.records.len(), conf, qos, model }
+        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None }
+    }
+
+    /// Reports progress of the parallel reads to `progress`.
+    pub fn with_progress(mut self, progress: Progress<'a>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Calls the progress callback, if any.
+    pub(crate) fn report_progress(&self, done: u64, total: u64) {
+        if let Some(p) = &self.progress {
+            p(done, total);
+        }
     }
 
     /// The number of records of the tree input.
@@ -231,7 +248,7 @@ impl UsageCharger<'_, '_> {
         let row = self.ctx.pairs.get(&pair).and_then(|a| a.find(job.partition));
         let Some(row) = row else {
             self.report.unmatched += 1;
-            self.report.first_unmatched.get_or_insert(job.job_id);
+            self.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
         };
         let bill = self.bill(job, path)? * self.usage_factor(job, path)?;

@@ -162,6 +162,8 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
     ctx: &'c ChargeContext<'a>,
 ) -> Result<UsageCharger<'c, 'a>> {
     let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
+    let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
+    let mut read = offset;
     let wave = rayon::current_num_threads().max(1);
     let mut total = ctx.charger();
     loop {
@@ -187,6 +189,8 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
         for worker in workers {
             total.absorb(worker?);
         }
+        read += batch.iter().map(|(b, _)| b.len() as u64).sum::<u64>();
+        ctx.report_progress(read, size);
     }
 }
 

@@ -21,7 +21,7 @@ pub mod sacct;
 pub mod slurm_decay;
 pub mod swf;
 
-pub use charge::{ChargeContext, ChargeReport, DecayModel, UsageCharger};
+pub use charge::{ChargeContext, ChargeReport, DecayModel, Progress, UsageCharger};
 pub use exact::ExactDecay;
 pub use records::{JobFormat, for_each_job};
 pub use slurm_decay::SlurmDecay;
@@ -55,7 +55,7 @@ pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 /// Streams the job records of `path` into [`UsageCharger`]s for the user associations of `input`,
 /// and writes the charged raw usage into them. Parquet row groups and blocks of CSV or sacct lines
 /// are charged in parallel, each by its own worker, and merged in file order, so the result does
-/// not depend on the thread count.
+/// not depend on the thread count. `progress`, if given, hears `(done, total)` after each wave.
 ///
 /// # Errors
 /// A malformed record or one the charger rejects (unknown partition or QOS), naming the line.
@@ -66,8 +66,12 @@ pub fn charge_jobs(
     conf: Option<&crate::config::SlurmConf>,
     qos: Option<&crate::config::QosTable>,
     model: DecayModel,
+    progress: Option<Progress<'_>>,
 ) -> crate::Result<ChargeReport> {
-    let ctx = ChargeContext::new(input, conf, qos, model);
+    let mut ctx = ChargeContext::new(input, conf, qos, model);
+    if let Some(p) = progress {
+        ctx = ctx.with_progress(p);
+    }
     let charger = match format {
         JobFormat::Parquet => records::charge_parquet(path, &ctx)?,
         JobFormat::Csv => {

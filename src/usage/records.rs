@@ -310,6 +310,7 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         for worker in done {
             total.absorb(worker?);
         }
+        ctx.report_progress(end as u64, groups.len() as u64);
     }
     Ok(total)
 }

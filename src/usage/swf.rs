@@ -64,7 +64,7 @@ const PARTIAL: [i64; 3] = [2, 3, 4];
 /// # Errors
 /// An unreadable file, a line that is not UTF-8, a job line with fewer than 18 fields, a read field
 /// that is not a number or is negative other than `-1`, a bad or late `UnixStartTime` header, or a
-/// time that overflows, each naming its line (and field); or the sink's own error.
+/// time that overflows, each naming its line (and field); an empty file; or the sink's own error.
 ///
 /// # Example
 /// ```
@@ -87,8 +87,10 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
     let mut line_no = 0u64;
     let mut anchor = 0i64;
     let mut seen_job = false;
+    let mut seen_line = false;
     let (mut user, mut account, mut partition, mut tres) = (String::new(), String::new(), String::new(), String::new());
     while next_line(&mut reader, &mut buf, &mut line_no, path)? {
+        seen_line = true;
         let err = |m: String| Error::input(path, line_no, m);
         let line = buf.trim_start();
         if let Some(comment) = line.strip_prefix(';') {
@@ -150,6 +152,9 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
             tres_alloc: &tres,
             line: line_no,
         })?;
+    }
+    if !seen_line {
+        return Err(Error::input(path, None, "empty file: expected an SWF trace (`;` header lines, then jobs)"));
     }
     Ok(())
 }

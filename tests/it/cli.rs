@@ -295,3 +295,84 @@ fn explain_agrees_with_sshare_and_sprio() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no association \"nobody\""));
 }
+
+/// What-if flags: `--set-shares` changes the shares the pass sees (an account, a user, `parent`),
+/// `--billing` the weights usage is billed with; unknown names are errors.
+#[test]
+fn what_if_shares_and_billing() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let file = |n: &str| format!("{site}/{n}");
+    let sshare = |extra: &[&str]| {
+        let mut args: Vec<String> = ["sshare", "-a", "-P", "--algo", "classic", "--tree"].map(String::from).to_vec();
+        args.push(file("tree.csv"));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        fairshare(args)
+    };
+    let field = |text: &str, account: &str, user: &str, col: usize| -> String {
+        let line = text.lines().find(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            f[0].trim() == account && f[1] == user
+        });
+        line.unwrap().split('|').nth(col).unwrap().to_string()
+    };
+    let base = stdout_of(&sshare(&[]));
+    // econ_lab 244 of 244+1412+3000+600+244+0 = 5500 shares at the root.
+    assert_eq!(field(&base, "econ_lab", "", 3), format!("{:.6}", 244.0 / 5500.0));
+    let more = stdout_of(&sshare(&["--set-shares", "econ_lab=1244", "--set-shares", "pat@econ_lab=parent"]));
+    assert_eq!(field(&more, "econ_lab", "", 2), "1244");
+    assert_eq!(field(&more, "econ_lab", "", 3), format!("{:.6}", 1244.0 / 6500.0));
+    assert_eq!(field(&more, "econ_lab", "pat", 2), "parent");
+    let bad = sshare(&["--set-shares", "nolab=5"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("no association \"nolab\""));
+
+    let usage = |extra: &[&str]| {
+        let mut args: Vec<String> = ["sshare", "-a", "-P", "--now", "2026-01-08T00:00:00"].map(String::from).to_vec();
+        for (flag, name) in [("--tree", "tree.csv"), ("--jobs", "jobs.csv"), ("--slurm-conf", "slurm.conf")] {
+            args.push(flag.into());
+            args.push(file(name));
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        fairshare(args)
+    };
+    let billed = stdout_of(&usage(&[]));
+    let free = stdout_of(&usage(&["--billing", "shared=CPU=0", "--billing", "skylake=CPU=0"]));
+    let raw = |t: &str| field(t, "root", "", 4).parse::<u64>().unwrap();
+    assert!(raw(&free) < raw(&billed), "free partitions bill less: {} vs {}", raw(&free), raw(&billed));
+    let bad = usage(&["--billing", "nowhere=CPU=1"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("\"nowhere\" is not defined"));
+}
+
+/// `compare` correlates a variant with itself perfectly and lists movers; `diff` reports exactly
+/// the share change made between two runs.
+#[test]
+fn compare_and_diff() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let tree = format!("{site}/tree.csv");
+    let out = stdout_of(&fairshare(["compare", "--tree", &tree, "--variants", "fair-tree,classic,fair-tree", "--all"]));
+    let corr: Vec<&str> =
+        out.lines().skip_while(|l| !l.starts_with("Spearman")).nth(2).unwrap().split_whitespace().collect();
+    assert_eq!((corr[1], corr[3]), ("1.0000", "1.0000"), "{out}");
+    assert!(out.contains("Biggest movers, fair-tree → classic:"), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("econ_lab/")).count(), 3, "{out}");
+    let bad = fairshare(["compare", "--tree", &tree, "--variants", "fair-tree:dampening=2x"]);
+    assert!(!bad.status.success());
+
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    stdout_of(&fairshare(["run", "--site", &format!("{site}/site.toml"), "--out-dir", a.to_str().unwrap()]));
+    stdout_of(&fairshare([
+        "run",
+        "--site",
+        &format!("{site}/site.toml"),
+        "--set-shares",
+        "econ_lab=1000",
+        "--out-dir",
+        b.to_str().unwrap(),
+    ]));
+    let diff = stdout_of(&fairshare(["diff", a.to_str().unwrap(), b.to_str().unwrap()]));
+    assert!(diff.contains("29 associations in both, 0 only in"), "{diff}");
+    assert!(diff.contains("1 share changes\n  econ_lab") && diff.contains("244 → 1000"), "{diff}");
+    assert!(diff.contains("0 usage changes"), "{diff}");
+    let same = stdout_of(&fairshare(["diff", a.to_str().unwrap(), a.to_str().unwrap()]));
+    assert!(same.contains("0 share changes") && same.contains("0 fair-share factor changes"), "{same}");
+}

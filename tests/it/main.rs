@@ -9,8 +9,11 @@
 mod cli;
 mod conformance;
 mod errors;
+mod plot;
 mod priority;
+mod reliability;
 mod run;
+mod shares;
 mod usage;
 
 use std::path::Path;

@@ -1,0 +1,303 @@
+//! `fairshare compare`: algorithms and parameter variants side by side on the same inputs;
+//! `fairshare diff`: what changed between two run directories.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, UInt32Array};
+use arrow::datatypes::{DataType, Float64Type};
+use fairshare::compare::{competition_ranks, spearman};
+use fairshare::explain::assoc_name;
+use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
+use fairshare::output::parquet::write_parquet;
+use fairshare::tree::AssocTree;
+use fairshare::{Error, Result};
+
+use super::args::{CompareArgs, DiffArgs};
+use super::{TreeSettings, load_with_usage};
+
+/// One variant: a label and its parameters.
+fn parse_variant(text: &str) -> Result<(String, Params)> {
+    let mut parts = text.split(':');
+    let algo = parts.next().unwrap_or_default().trim();
+    let algorithm = match algo {
+        "fair-tree" => Algorithm::FairTree,
+        "classic" => Algorithm::Classic,
+        "flux" => Algorithm::Flux,
+        _ => return Err(Error::Usage(format!("--variants: {algo:?} is not fair-tree, classic or flux"))),
+    };
+    let mut params = Params::new(algorithm);
+    for p in parts {
+        match p.trim().split_once('=') {
+            Some(("dampening", d)) => {
+                params.dampening = d.parse().ok().filter(|&d| d >= 1).ok_or_else(|| {
+                    Error::Usage(format!("--variants {text}: dampening {d:?} is not an integer >= 1"))
+                })?;
+            }
+            None if p.trim() == "depth-oblivious" => params.depth_oblivious = true,
+            None if p.trim() == "exact-sums" => params.flux_exact_sums = true,
+            _ => {
+                return Err(Error::Usage(format!(
+                    "--variants {text}: {p:?} is not dampening=D, depth-oblivious or exact-sums"
+                )));
+            }
+        }
+    }
+    Ok((text.trim().to_string(), params))
+}
+
+fn num(v: f64) -> String {
+    if v.is_nan() { "-".into() } else { format!("{v:.6}") }
+}
+
+pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
+    let variants: Vec<(String, Params)> = a.variants.iter().map(|v| parse_variant(v)).collect::<Result<_>>()?;
+    let (tree, _fs) = if a.usage.jobs.is_some() {
+        let (_, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
+        (tree, fs)
+    } else {
+        TreeSettings::resolve(&a.tree, None)?.load()?
+    };
+    let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
+    let mut results: Vec<(String, FairShare)> = Vec::new();
+    let mut text = String::new();
+    for (label, params) in variants {
+        match fs::compute(&tree, &params) {
+            Ok(r) => results.push((label, r)),
+            // flux has no `parent` shares: say why a variant is missing rather than fail them all.
+            Err(e) => {
+                let _ = writeln!(text, "{label}: not computed: {e}");
+            }
+        }
+    }
+    if results.is_empty() {
+        return Err(Error::Usage("no variant could be computed".into()));
+    }
+    let factors: Vec<Vec<f64>> = results.iter().map(|(_, r)| users.iter().map(|&u| r.fs_factor[u]).collect()).collect();
+    let ranks: Vec<Vec<u32>> = factors.iter().map(|f| competition_ranks(f)).collect();
+    let _ = writeln!(text, "{} user associations; ranks are by factor, 1 = highest, ties share a rank.", users.len());
+    let _ = writeln!(text, "\nSpearman rank correlation of the users' factors:");
+    let _ = write!(text, "{:>24}", "");
+    for (label, _) in &results {
+        let _ = write!(text, " {label:>24}");
+    }
+    text.push('\n');
+    for (i, (label, _)) in results.iter().enumerate() {
+        let _ = write!(text, "{label:>24}");
+        for j in 0..results.len() {
+            let _ = write!(text, " {:>24}", format!("{:.4}", spearman(&factors[i], &factors[j])));
+        }
+        text.push('\n');
+    }
+    if a.all {
+        let _ = write!(text, "\n{:<40}", "association");
+        for (label, _) in &results {
+            let _ = write!(text, " {:>20}", format!("{label} (rank)"));
+        }
+        text.push('\n');
+        for (k, &u) in users.iter().enumerate() {
+            let _ = write!(text, "{:<40}", assoc_name(&tree, u));
+            for v in 0..results.len() {
+                let _ = write!(text, " {:>20}", format!("{} ({})", num(factors[v][k]), ranks[v][k]));
+            }
+            text.push('\n');
+        }
+    }
+    for v in 1..results.len() {
+        let mut movers: Vec<usize> = (0..users.len()).collect();
+        let delta = |k: usize| i64::from(ranks[v][k]) - i64::from(ranks[0][k]);
+        movers.sort_by_key(|&k| (std::cmp::Reverse(delta(k).abs()), k));
+        let _ = writeln!(text, "\nBiggest movers, {} → {}:", results[0].0, results[v].0);
+        for &k in movers.iter().take(a.top).filter(|&&k| delta(k) != 0) {
+            let _ = writeln!(
+                text,
+                "  {:<40} rank {:>7} → {:>7} ({:+}), factor {} → {}",
+                assoc_name(&tree, users[k]),
+                ranks[0][k],
+                ranks[v][k],
+                -delta(k),
+                num(factors[0][k]),
+                num(factors[v][k])
+            );
+        }
+    }
+    if let Some(out) = &a.out {
+        write_comparison(out, &tree, &users, &results, &factors, &ranks)?;
+    }
+    let stdout = std::io::stdout();
+    let mut w = stdout.lock();
+    w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| Error::io("<stdout>", e))
+}
+
+/// One row per user association: names, then `fs_<variant>` and `rank_<variant>` per variant.
+fn write_comparison(
+    out: &Path,
+    tree: &AssocTree,
+    users: &[usize],
+    results: &[(String, FairShare)],
+    factors: &[Vec<f64>],
+    ranks: &[Vec<u32>],
+) -> Result<()> {
+    let mut columns: Vec<(String, ArrayRef)> = vec![
+        ("account".into(), Arc::new(StringArray::from_iter_values(users.iter().map(|&u| tree.account(u))))),
+        ("user".into(), Arc::new(StringArray::from_iter(users.iter().map(|&u| tree.user_name(u))))),
+        ("partition".into(), Arc::new(StringArray::from_iter(users.iter().map(|&u| tree.partition(u))))),
+    ];
+    for (v, (label, _)) in results.iter().enumerate() {
+        let name = label.replace([':', '='], "_").replace('-', "_");
+        columns.push((format!("fs_{name}"), Arc::new(Float64Array::from(factors[v].clone()))));
+        columns.push((format!("rank_{name}"), Arc::new(UInt32Array::from(ranks[v].clone()))));
+    }
+    let batch = RecordBatch::try_from_iter(columns).map_err(|e| Error::format(out, e))?;
+    write_parquet(out, &batch, Vec::new())
+}
+
+/// The association columns `diff` reads from a run's `associations.parquet`.
+struct RunAssocs {
+    key: Vec<String>,
+    shares: Vec<String>,
+    usage: Vec<f64>,
+    factor: Vec<f64>,
+}
+
+fn read_batch(path: &Path) -> Result<RecordBatch> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| Error::format(path, e))?
+        .build()
+        .map_err(|e| Error::format(path, e))?;
+    let batches: Vec<RecordBatch> =
+        reader.collect::<std::result::Result<_, _>>().map_err(|e| Error::format(path, e))?;
+    let schema = batches.first().map(|b| b.schema()).ok_or_else(|| Error::input(path, None, "no rows"))?;
+    arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))
+}
+
+fn column(batch: &RecordBatch, path: &Path, name: &str, ty: DataType) -> Result<ArrayRef> {
+    let a = batch.column_by_name(name).ok_or_else(|| Error::input(path, None, format!("no column {name:?}")))?;
+    arrow::compute::cast(a, &ty).map_err(|e| Error::format(path, e))
+}
+
+fn read_run(dir: &Path) -> Result<RunAssocs> {
+    let path = dir.join("associations.parquet");
+    let b = read_batch(&path)?;
+    let text = |n: &str| column(&b, &path, n, DataType::Utf8);
+    let (account, user, partition) = (text("account")?, text("user")?, text("partition")?);
+    let (account, user, partition) =
+        (account.as_string::<i32>(), user.as_string::<i32>(), partition.as_string::<i32>());
+    let shares = column(&b, &path, "raw_shares", DataType::Utf8)?;
+    let parent = column(&b, &path, "parent_shares", DataType::Boolean)?;
+    let usage = column(&b, &path, "raw_usage", DataType::Float64)?;
+    let factor = column(&b, &path, "fs_factor", DataType::Float64)?;
+    let get =
+        |a: &arrow::array::StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
+    let n = b.num_rows();
+    Ok(RunAssocs {
+        key: (0..n)
+            .map(|i| {
+                let mut k = get(account, i);
+                if user.is_valid(i) {
+                    k.push('/');
+                    k.push_str(user.value(i));
+                }
+                if partition.is_valid(i) {
+                    k.push('@');
+                    k.push_str(partition.value(i));
+                }
+                k
+            })
+            .collect(),
+        shares: (0..n)
+            .map(|i| if parent.as_boolean().value(i) { "parent".into() } else { get(shares.as_string::<i32>(), i) })
+            .collect(),
+        usage: usage.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+        factor: factor.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+    })
+}
+
+pub(crate) fn diff(a: &DiffArgs) -> Result<()> {
+    let (ra, rb) = (read_run(&a.run_a)?, read_run(&a.run_b)?);
+    let index_b: HashMap<&str, usize> = rb.key.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+    let index_a: HashMap<&str, usize> = ra.key.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+    let mut text = String::new();
+    let only_a: Vec<&str> = ra.key.iter().map(String::as_str).filter(|k| !index_b.contains_key(k)).collect();
+    let only_b: Vec<&str> = rb.key.iter().map(String::as_str).filter(|k| !index_a.contains_key(k)).collect();
+    let common: Vec<(usize, usize)> =
+        ra.key.iter().enumerate().filter_map(|(i, k)| index_b.get(k.as_str()).map(|&j| (i, j))).collect();
+    let _ = writeln!(
+        text,
+        "{} associations in both, {} only in {}, {} only in {}",
+        common.len(),
+        only_a.len(),
+        a.run_a.display(),
+        only_b.len(),
+        a.run_b.display()
+    );
+    for (label, keys) in [("removed", &only_a), ("added", &only_b)] {
+        for k in keys.iter().take(a.top) {
+            let _ = writeln!(text, "  {label}: {k}");
+        }
+    }
+    let shares: Vec<&(usize, usize)> = common.iter().filter(|(i, j)| ra.shares[*i] != rb.shares[*j]).collect();
+    let _ = writeln!(text, "\n{} share changes", shares.len());
+    for &&(i, j) in shares.iter().take(a.top) {
+        let _ = writeln!(text, "  {:<40} {} → {}", ra.key[i], ra.shares[i], rb.shares[j]);
+    }
+    let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+    let usage_changed = common.iter().filter(|(i, j)| !same(ra.usage[*i], rb.usage[*j])).count();
+    let mut moved: Vec<&(usize, usize)> = common.iter().filter(|(i, j)| !same(ra.factor[*i], rb.factor[*j])).collect();
+    moved.sort_by(|x, y| {
+        let d = |p: &(usize, usize)| (rb.factor[p.1] - ra.factor[p.0]).abs();
+        d(y).total_cmp(&d(x)).then(x.0.cmp(&y.0))
+    });
+    let _ =
+        writeln!(text, "\n{usage_changed} usage changes; {} fair-share factor changes, largest first:", moved.len());
+    for &&(i, j) in moved.iter().take(a.top) {
+        let _ = writeln!(
+            text,
+            "  {:<40} {} → {} ({:+.6}); RawUsage {:.0} → {:.0}",
+            ra.key[i],
+            num(ra.factor[i]),
+            num(rb.factor[j]),
+            rb.factor[j] - ra.factor[i],
+            ra.usage[i],
+            rb.usage[j]
+        );
+    }
+    let (ja, jb) = (a.run_a.join("jobs.parquet"), a.run_b.join("jobs.parquet"));
+    if ja.exists() && jb.exists() {
+        let prio = |p: &Path| -> Result<HashMap<String, f64>> {
+            let b = read_batch(p)?;
+            let id = column(&b, p, "job_id", DataType::Utf8)?;
+            let part = column(&b, p, "partition", DataType::Utf8)?;
+            let qos = column(&b, p, "qos", DataType::Utf8)?;
+            let pr = column(&b, p, "priority", DataType::Float64)?;
+            let (id, part, qos) = (id.as_string::<i32>(), part.as_string::<i32>(), qos.as_string::<i32>());
+            let pr = pr.as_primitive::<Float64Type>();
+            Ok((0..b.num_rows())
+                .map(|i| {
+                    let q = if qos.is_valid(i) { qos.value(i) } else { "" };
+                    (format!("{} {} {q}", id.value(i), part.value(i)), pr.value(i))
+                })
+                .collect())
+        };
+        let (pa, pb) = (prio(&ja)?, prio(&jb)?);
+        let mut changes: Vec<(&String, f64, f64)> =
+            pa.iter().filter_map(|(k, &x)| pb.get(k).filter(|&&y| y != x).map(|&y| (k, x, y))).collect();
+        changes.sort_by(|x, y| (y.2 - y.1).abs().total_cmp(&(x.2 - x.1).abs()).then(x.0.cmp(y.0)));
+        let _ = writeln!(
+            text,
+            "\njobs: {} priority rows in both, {} changed, largest first:",
+            pa.keys().filter(|k| pb.contains_key(*k)).count(),
+            changes.len()
+        );
+        for (k, x, y) in changes.iter().take(a.top) {
+            let _ = writeln!(text, "  job/partition/qos {k:<30} {x:.0} → {y:.0} ({:+.0})", y - x);
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut w = stdout.lock();
+    w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| Error::io("<stdout>", e))
+}

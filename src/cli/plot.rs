@@ -1,0 +1,72 @@
+//! `fairshare plot`: the icicle of a tree's fair-share ranks, or associations' history over time,
+//! written as SVG or PNG by the output's extension.
+
+use fairshare::Result;
+use fairshare::plot::history::{ChartOptions, History, Metric, chart};
+use fairshare::plot::icicle::{ColorBy, IcicleOptions, icicle};
+use fairshare::plot::{Format, save};
+
+use super::args::{HistoryArgs, IcicleArgs, PlotArgs, PlotColorArg, PlotCommand, PlotMetricArg};
+use super::{TreeSettings, load_with_usage};
+
+pub(crate) fn run(a: &PlotArgs) -> Result<()> {
+    match &a.what {
+        PlotCommand::Icicle(a) => run_icicle(a),
+        PlotCommand::History(a) => run_history(a),
+    }
+}
+
+/// The last component of a path, for a title.
+fn short_name(path: &str) -> String {
+    std::path::Path::new(path).file_name().map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+fn run_icicle(a: &IcicleArgs) -> Result<()> {
+    // Checked before the (possibly long) computation.
+    Format::of(&a.out)?;
+    let conf = a.usage.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?;
+    let (settings, tree, fs) = if a.usage.jobs.is_some() {
+        let (settings, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
+        (settings, tree, fs)
+    } else {
+        let settings = TreeSettings::resolve(&a.tree, conf.as_ref())?;
+        let (tree, fs) = settings.load()?;
+        (settings, tree, fs)
+    };
+    let mut title = short_name(&settings.source());
+    if let (Some(now), Some(_)) = (&a.usage.now, &a.usage.jobs) {
+        title.push_str(&format!(" at {now}"));
+    }
+    let opts = IcicleOptions {
+        width: a.width,
+        depth: a.depth,
+        color: a.color.map(|c| match c {
+            PlotColorArg::LevelFs => ColorBy::LevelFs,
+            PlotColorArg::Factor => ColorBy::Factor,
+        }),
+        title,
+    };
+    save(&icicle(&tree, &fs, &opts), &a.out)
+}
+
+fn run_history(a: &HistoryArgs) -> Result<()> {
+    Format::of(&a.out)?;
+    let metric = match a.metric {
+        PlotMetricArg::FsFactor => Metric::FsFactor,
+        PlotMetricArg::RawUsage => Metric::RawUsage,
+        PlotMetricArg::NormUsage => Metric::NormUsage,
+        PlotMetricArg::EffectiveUsage => Metric::EffectiveUsage,
+        PlotMetricArg::LevelFs => Metric::LevelFs,
+    };
+    let history = History::read(&a.history, metric)?;
+    let series = history.series(&a.accounts)?;
+    // The metadata's name for the algorithm, as the user would say it.
+    let algorithm = history.algorithm().map(|a| match a {
+        "fair-tree" => "Fair Tree".to_string(),
+        "classic" => "Slurm classic".to_string(),
+        "flux" => "flux-accounting's weighted tree".to_string(),
+        other => other.to_string(),
+    });
+    let opts = ChartOptions { width: a.width, title: String::new(), algorithm, metric };
+    save(&chart(&series, &opts), &a.out)
+}

@@ -1,0 +1,590 @@
+//! The fair-share history of chosen associations, from the directory `fairshare usage --every`
+//! (or `--at`) writes: `DIR/date=YYYY-MM-DD/HHMMSS.parquet`, one file per instant, each with an
+//! `at` column (epoch seconds) and the association columns of `fairshare compute`.
+//!
+//! A series is a user association (`USER`, `USER@ACCOUNT`) or an account. Accounts have no
+//! fair-share factor of their own (the column is null on account rows), so for `fs_factor` an
+//! account is drawn as the mean of the factors of all the users below it, with the band from the
+//! lowest to the highest of them shaded: under Fair Tree that band is the account's block of
+//! ranks. For the other metrics (`raw_usage`, `norm_usage`, `effective_usage`, `level_fs`) the
+//! account row's own value is drawn.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow::array::{ArrayRef, AsArray, RecordBatch};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use super::font::text_width;
+use super::{Anchor, Color, Item, Scene, Text, nice_ticks, short_number};
+use crate::error::{Error, Result};
+
+/// The value plotted over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// The fair-share factor (accounts: mean and range of their users').
+    FsFactor,
+    /// Decayed usage in billing-seconds.
+    RawUsage,
+    /// Usage over the root's usage.
+    NormUsage,
+    /// Effective usage (Fair Tree: over the parent's usage).
+    EffectiveUsage,
+    /// Level FS (Fair Tree S/U; flux: the sibling weight).
+    LevelFs,
+}
+
+impl Metric {
+    /// The Parquet column.
+    pub fn column(self) -> &'static str {
+        match self {
+            Metric::FsFactor => "fs_factor",
+            Metric::RawUsage => "raw_usage",
+            Metric::NormUsage => "norm_usage",
+            Metric::EffectiveUsage => "effective_usage",
+            Metric::LevelFs => "level_fs",
+        }
+    }
+
+    /// The chart title's name for it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::FsFactor => "Fair-share factor",
+            Metric::RawUsage => "Raw usage",
+            Metric::NormUsage => "Normalized usage",
+            Metric::EffectiveUsage => "Effective usage",
+            Metric::LevelFs => "Level FS",
+        }
+    }
+
+    /// The axis title.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::FsFactor => "fair-share factor",
+            Metric::RawUsage => "raw usage (billing-seconds, decayed)",
+            Metric::NormUsage => "normalized usage",
+            Metric::EffectiveUsage => "effective usage",
+            Metric::LevelFs => "Level FS",
+        }
+    }
+}
+
+/// One instant of the history.
+#[derive(Clone, Debug)]
+struct Snapshot {
+    at: i64,
+    /// The `fairshare.algorithm` the file was computed with.
+    algorithm: Option<String>,
+    id: Vec<u64>,
+    parent: Vec<Option<u64>>,
+    account: Vec<String>,
+    user: Vec<Option<String>>,
+    partition: Vec<Option<String>>,
+    /// The metric; NaN where null.
+    value: Vec<f64>,
+}
+
+/// The history read from a directory, for one metric.
+#[derive(Clone, Debug)]
+pub struct History {
+    dir: PathBuf,
+    metric: Metric,
+    snapshots: Vec<Snapshot>,
+}
+
+/// A line to draw: its name and a value (NaN for a gap) at every instant, with an optional
+/// shaded band.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// Epoch seconds.
+    pub times: Vec<i64>,
+    /// The value at each instant.
+    pub values: Vec<f64>,
+    /// Low and high of the band at each instant (accounts under `fs_factor`).
+    pub band: Option<Vec<(f64, f64)>>,
+}
+
+/// The Parquet files of a history directory: `*.parquet` in it and in its subdirectories.
+fn files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let list = |d: &Path| -> Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map_err(|e| Error::io(d, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    let mut out = Vec::new();
+    for p in list(dir)? {
+        if p.is_dir() {
+            out.extend(list(&p)?.into_iter().filter(|f| f.extension().is_some_and(|e| e == "parquet")));
+        } else if p.extension().is_some_and(|e| e == "parquet") {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
+    let col = batch
+        .column_by_name(name)
+        .ok_or_else(|| Error::input(path, None, format!("no `{name}` column: not a `fairshare usage --every` file")))?;
+    cast(col, to).map_err(|e| Error::format(path, e))
+}
+
+fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
+    let algorithm = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "fairshare.algorithm"))
+        .and_then(|k| k.value.clone());
+    let wanted = ["at", "id", "parent_id", "account", "user", "partition", metric.column()];
+    // Only the columns drawn from: a history of a large tree is mostly other columns.
+    let mask = ProjectionMask::columns(builder.parquet_schema(), wanted.iter().copied());
+    let reader = builder.with_projection(mask).build().map_err(|e| Error::format(path, e))?;
+    let mut s = Snapshot {
+        at: i64::MIN,
+        algorithm,
+        id: Vec::new(),
+        parent: Vec::new(),
+        account: Vec::new(),
+        user: Vec::new(),
+        partition: Vec::new(),
+        value: Vec::new(),
+    };
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::format(path, e))?;
+        let at = column(path, &batch, "at", &DataType::Int64)?;
+        let at = at.as_primitive::<Int64Type>();
+        if s.at == i64::MIN && !at.is_empty() {
+            s.at = at.value(0);
+        }
+        let id = column(path, &batch, "id", &DataType::UInt64)?;
+        s.id.extend(id.as_primitive::<UInt64Type>().values().iter().copied());
+        let parent = column(path, &batch, "parent_id", &DataType::UInt64)?;
+        s.parent.extend(parent.as_primitive::<UInt64Type>().iter());
+        let text = |name: &str| -> Result<Vec<Option<String>>> {
+            let a = column(path, &batch, name, &DataType::Utf8)?;
+            Ok(a.as_string::<i32>().iter().map(|v| v.filter(|s| !s.is_empty()).map(str::to_string)).collect())
+        };
+        s.account.extend(text("account")?.into_iter().map(Option::unwrap_or_default));
+        s.user.extend(text("user")?);
+        s.partition.extend(match batch.column_by_name("partition") {
+            Some(_) => text("partition")?,
+            None => vec![None; batch.num_rows()],
+        });
+        let v = column(path, &batch, metric.column(), &DataType::Float64)?;
+        s.value.extend(v.as_primitive::<Float64Type>().iter().map(|x| x.unwrap_or(f64::NAN)));
+    }
+    if s.at == i64::MIN {
+        return Err(Error::input(path, None, "no rows"));
+    }
+    Ok(s)
+}
+
+/// What a name asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Target {
+    Account(String),
+    User { user: String, account: String, partition: Option<String> },
+}
+
+impl Snapshot {
+    fn find(&self, t: &Target) -> Option<usize> {
+        (0..self.id.len()).find(|&r| match t {
+            Target::Account(a) => self.user[r].is_none() && &self.account[r] == a,
+            Target::User { user, account, partition } => {
+                self.user[r].as_ref() == Some(user) && &self.account[r] == account && &self.partition[r] == partition
+            }
+        })
+    }
+
+    /// Min, max and mean of the metric over the users below `row`.
+    fn users_below(&self, row: usize) -> Option<(f64, f64, f64)> {
+        let mut children: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (r, p) in self.parent.iter().enumerate() {
+            if let Some(p) = p {
+                children.entry(*p).or_default().push(r);
+            }
+        }
+        let (mut lo, mut hi, mut sum, mut n) = (f64::MAX, f64::MIN, 0.0, 0usize);
+        let mut stack = vec![row];
+        while let Some(r) = stack.pop() {
+            if self.user[r].is_some() && !self.value[r].is_nan() {
+                let v = self.value[r];
+                (lo, hi, sum, n) = (lo.min(v), hi.max(v), sum + v, n + 1);
+            }
+            if let Some(c) = children.get(&self.id[r]) {
+                stack.extend(c);
+            }
+        }
+        (n > 0).then(|| (lo, hi, sum / n as f64))
+    }
+}
+
+impl History {
+    /// Reads every instant of `dir` (in time order), keeping `metric`.
+    ///
+    /// # Errors
+    /// No Parquet files, a file that is not a history file, or an I/O error.
+    pub fn read(dir: &Path, metric: Metric) -> Result<Self> {
+        let paths = files(dir)?;
+        if paths.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: no history files (date=YYYY-MM-DD/HHMMSS.parquet, from `fairshare usage --every`)",
+                dir.display()
+            )));
+        }
+        let mut snapshots = paths.iter().map(|p| read_snapshot(p, metric)).collect::<Result<Vec<_>>>()?;
+        snapshots.sort_by_key(|s| s.at);
+        Ok(History { dir: dir.to_path_buf(), metric, snapshots })
+    }
+
+    /// The instants, in order.
+    pub fn times(&self) -> Vec<i64> {
+        self.snapshots.iter().map(|s| s.at).collect()
+    }
+
+    /// What `name` asks for: `USER@ACCOUNT` (with `:PARTITION` when the user has several), an
+    /// account, or a user (one target per account the user is in).
+    fn targets(&self, name: &str) -> Result<Vec<Target>> {
+        let mut found: Vec<Target> = Vec::new();
+        for s in &self.snapshots {
+            for r in 0..s.id.len() {
+                let t = match &s.user[r] {
+                    None => Target::Account(s.account[r].clone()),
+                    Some(u) => Target::User {
+                        user: u.clone(),
+                        account: s.account[r].clone(),
+                        partition: s.partition[r].clone(),
+                    },
+                };
+                let hit = match (&t, name.split_once('@')) {
+                    (Target::Account(a), None) => a == name,
+                    (Target::User { user, .. }, None) => user == name,
+                    (Target::User { user, account, .. }, Some((u, a))) => user == u && account == a,
+                    (Target::Account(_), Some(_)) => false,
+                };
+                if hit && !found.contains(&t) {
+                    found.push(t);
+                }
+            }
+        }
+        // An account name wins over a user of the same name.
+        if found.iter().any(|t| matches!(t, Target::Account(_))) {
+            found.retain(|t| matches!(t, Target::Account(_)));
+        }
+        if found.is_empty() {
+            return Err(Error::Usage(format!(
+                "no association {name:?} in {}: give an account, USER or USER@ACCOUNT",
+                self.dir.display()
+            )));
+        }
+        Ok(found)
+    }
+
+    /// The series for `names`, in the order given.
+    ///
+    /// # Errors
+    /// A name that matches no association at any instant.
+    pub fn series(&self, names: &[String]) -> Result<Vec<Series>> {
+        let times = self.times();
+        let mut out = Vec::new();
+        for name in names {
+            let targets = self.targets(name)?;
+            let several = targets.len() > 1;
+            for t in targets {
+                let label = match &t {
+                    Target::Account(a) => a.clone(),
+                    Target::User { user, account, partition } => {
+                        let mut l =
+                            if several || name.contains('@') { format!("{user}@{account}") } else { user.clone() };
+                        if let Some(p) = partition {
+                            l.push(':');
+                            l.push_str(p);
+                        }
+                        l
+                    }
+                };
+                let aggregate = matches!(t, Target::Account(_)) && self.metric == Metric::FsFactor;
+                let mut values = Vec::with_capacity(times.len());
+                let mut band = Vec::with_capacity(times.len());
+                for s in &self.snapshots {
+                    match s.find(&t) {
+                        Some(r) if aggregate => {
+                            let (lo, hi, mean) = s.users_below(r).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+                            values.push(mean);
+                            band.push((lo, hi));
+                        }
+                        Some(r) => values.push(s.value[r]),
+                        None => {
+                            values.push(f64::NAN);
+                            band.push((f64::NAN, f64::NAN));
+                        }
+                    }
+                }
+                out.push(Series { name: label, times: times.clone(), values, band: aggregate.then_some(band) });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The metric read.
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// The fair-share algorithm the history was computed with (from the files' metadata), if
+    /// every file names the same one.
+    pub fn algorithm(&self) -> Option<&str> {
+        let first = self.snapshots.first()?.algorithm.as_deref()?;
+        self.snapshots.iter().all(|s| s.algorithm.as_deref() == Some(first)).then_some(first)
+    }
+}
+
+/// Colour-blind-safe line colours (Okabe and Ito, without the yellow that vanishes on white).
+const PALETTE: &[u32] = &[0x0072b2, 0xd55e00, 0x009e73, 0xcc79a7, 0xe69f00, 0x56b4e9, 0x000000, 0x999999];
+const INK: Color = Color::rgb(0x22, 0x22, 0x22);
+const MUTED: Color = Color::rgb(0x66, 0x66, 0x66);
+const GRID: Color = Color::rgb(0xe6, 0xe6, 0xe6);
+
+/// Chart options.
+#[derive(Clone, Debug)]
+pub struct ChartOptions {
+    /// Picture width in pixels (the height follows).
+    pub width: u32,
+    /// Appended to the title (which names the metric and the time span); may be empty.
+    pub title: String,
+    /// The fair-share algorithm, named in the subtitle when known.
+    pub algorithm: Option<String>,
+    /// The metric drawn.
+    pub metric: Metric,
+}
+
+/// Tick instants for a time axis from `t0` to `t1` (round hours or days, as many as fit, none
+/// closer than `min_step`, the history's own spacing), and the `strftime` format of their labels.
+fn time_ticks(t0: i64, t1: i64, min_step: i64, plot_w: f64) -> (Vec<i64>, &'static str) {
+    const H: i64 = 3600;
+    const D: i64 = 86_400;
+    let steps = [H, 2 * H, 3 * H, 6 * H, 12 * H, D, 2 * D, 3 * D, 7 * D, 14 * D, 28 * D, 91 * D, 182 * D, 364 * D];
+    let span = (t1 - t0).max(1);
+    for step in steps.into_iter().filter(|&s| s >= min_step.min(364 * D)) {
+        let fmt = if step < D { "%m-%d %H:%M" } else { "%Y-%m-%d" };
+        let label_w = text_width(if step < D { "00-00 00:00" } else { "0000-00-00" }, 11.0) + 28.0;
+        let count = span / step + 1;
+        if count as f64 * label_w <= plot_w {
+            // From the first midnight (or whole hour) at or after the start, so daily data
+            // starting at midnight gets a tick on its first instant.
+            let unit = if step < D { H } else { D };
+            let mut t = t0.div_euclid(unit) * unit;
+            if t < t0 {
+                t += unit;
+            }
+            let mut ticks = Vec::new();
+            while t <= t1 {
+                ticks.push(t);
+                t += step;
+            }
+            return (ticks, fmt);
+        }
+    }
+    (vec![t0, t1], "%Y-%m-%d")
+}
+
+fn date(t: i64, fmt: &str) -> String {
+    chrono::DateTime::from_timestamp(t, 0).map(|d| d.format(fmt).to_string()).unwrap_or_default()
+}
+
+/// Lays out the line chart of `series`.
+pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
+    let width = opts.width.max(400);
+    let height = ((f64::from(width) * 0.5).round() as u32).max(320);
+    let mut scene = Scene::new(width, height);
+
+    // Value range: factors on 0..1; otherwise from 0 (or the lowest value) to a round top.
+    let finite = || {
+        series
+            .iter()
+            .flat_map(|s| s.values.iter().chain(s.band.iter().flatten().flat_map(|(a, b)| [a, b])))
+            .copied()
+            .filter(|v| v.is_finite())
+    };
+    let (lo, hi) = if opts.metric == Metric::FsFactor {
+        (0.0, 1.0)
+    } else {
+        let lo = finite().fold(0.0, f64::min);
+        let hi = finite().fold(f64::MIN, f64::max);
+        if hi > lo { (lo, hi) } else { (lo, lo + 1.0) }
+    };
+    let mut yticks = nice_ticks(lo, hi, 5);
+    let step = if yticks.len() > 1 { yticks[1] - yticks[0] } else { 1.0 };
+    let (y_lo, mut y_hi) = (yticks.first().copied().unwrap_or(lo).min(lo), yticks.last().copied().unwrap_or(hi));
+    if y_hi < hi - 1e-12 {
+        y_hi += step;
+        yticks.push(y_hi);
+    }
+    let ylabels: Vec<String> = yticks.iter().map(|&v| short_number(v)).collect();
+    let ylabel_w = ylabels.iter().map(|l| text_width(l, 11.0)).fold(0.0, f64::max);
+
+    // Legend: 20 px gap, 24 px line sample, 8 px, the name.
+    let legend_w = series
+        .iter()
+        .map(|s| text_width(&s.name, 12.0) + 32.0)
+        .fold(text_width("shade: range of users", 11.0), f64::max)
+        + 20.0;
+    let left = 16.0 + 18.0 + ylabel_w + 10.0;
+    let right = f64::from(width) - 16.0 - legend_w;
+    let (top, bottom) = (72.0, f64::from(height) - 52.0);
+    let (plot_w, plot_h) = (right - left, bottom - top);
+    scene.data.push(("data-plot-x0", left.to_string()));
+    scene.data.push(("data-plot-x1", right.to_string()));
+
+    let times: Vec<i64> = series.first().map(|s| s.times.clone()).unwrap_or_default();
+    let (t0, t1) = (times.first().copied().unwrap_or(0), times.last().copied().unwrap_or(0));
+    let (t0, t1) = if t1 > t0 { (t0, t1) } else { (t0 - 43_200, t0 + 43_200) };
+    let x_of = |t: i64| left + (t - t0) as f64 / (t1 - t0) as f64 * plot_w;
+    let y_of = |v: f64| bottom - (v - y_lo) / (y_hi - y_lo) * plot_h;
+
+    let mut title = format!("{} over time", opts.metric.title());
+    if !opts.title.is_empty() {
+        title.push_str(": ");
+        title.push_str(&opts.title);
+    }
+    if times.len() > 1 {
+        let fmt = if t1 - t0 < 3 * 86_400 { "%Y-%m-%d %H:%M" } else { "%Y-%m-%d" };
+        title.push_str(&format!(", {} to {}", date(t0, fmt), date(t1, fmt)));
+    }
+    let title = super::font::fit(&title, 17.0, f64::from(width) - 32.0).unwrap_or_default();
+    scene.text(Text::new(16.0, 26.0, 17.0, Anchor::Start, INK, title));
+    let mut sub = match &opts.algorithm {
+        Some(a) => format!("{a}. "),
+        None => String::new(),
+    };
+    sub.push_str(if series.iter().any(|s| s.band.is_some()) {
+        "Accounts: the mean of the factors of the users below them, shaded from their lowest to their highest."
+    } else {
+        "One line per association, one point per instant of the history."
+    });
+    let sub = super::font::fit(&sub, 12.0, f64::from(width) - 32.0).unwrap_or_default();
+    scene.text(Text::new(16.0, 47.0, 12.0, Anchor::Start, MUTED, sub));
+
+    // Grid and axes.
+    for (v, l) in yticks.iter().zip(&ylabels) {
+        let y = y_of(*v).round();
+        scene.segment((left, y), (right, y), GRID, 1.0);
+        scene.text(Text::new(left - 8.0, y + 4.0, 11.0, Anchor::End, INK, l.clone()));
+    }
+    let spacing = times.windows(2).map(|w| w[1] - w[0]).filter(|&d| d > 0).min().unwrap_or(0);
+    let (xticks, fmt) = time_ticks(t0, t1, spacing, plot_w);
+    for t in xticks {
+        let x = x_of(t).round();
+        scene.segment((x, top), (x, bottom), GRID, 1.0);
+        scene.segment((x, bottom), (x, bottom + 5.0), INK, 1.0);
+        scene.text(Text::new(x, bottom + 18.0, 11.0, Anchor::Middle, INK, date(t, fmt)));
+    }
+    scene.segment((left, bottom), (right, bottom), INK, 1.0);
+    scene.segment((left, top), (left, bottom), INK, 1.0);
+    scene.text(Text::new(left + plot_w / 2.0, bottom + 38.0, 12.0, Anchor::Middle, INK, "date (UTC)"));
+    let mut ytitle = Text::new(16.0 + 12.0, top + plot_h / 2.0, 12.0, Anchor::Middle, INK, opts.metric.label());
+    ytitle.vertical = true;
+    scene.text(ytitle);
+
+    // Bands first, so every line stays on top of every band.
+    for (k, s) in series.iter().enumerate() {
+        let color = Color::hex(PALETTE[k % PALETTE.len()]);
+        if let Some(band) = &s.band {
+            for run in runs(&s.times, band.iter().map(|b| b.0.is_finite() && b.1.is_finite())) {
+                let mut pts: Vec<(f64, f64)> = run.iter().map(|&i| (x_of(s.times[i]), y_of(band[i].1))).collect();
+                pts.extend(run.iter().rev().map(|&i| (x_of(s.times[i]), y_of(band[i].0))));
+                scene.items.push(Item::Polygon { points: pts, fill: color.alpha(0.16) });
+            }
+        }
+    }
+    for (k, s) in series.iter().enumerate() {
+        let color = Color::hex(PALETTE[k % PALETTE.len()]);
+        for run in runs(&s.times, s.values.iter().map(|v| v.is_finite())) {
+            let pts: Vec<(f64, f64)> = run.iter().map(|&i| (x_of(s.times[i]), y_of(s.values[i]))).collect();
+            if pts.len() == 1 {
+                // A lone instant: a short tick so it shows.
+                let (x, y) = pts[0];
+                scene.items.push(Item::Line { points: vec![(x - 3.0, y), (x + 3.0, y)], color, width: 2.5 });
+            } else {
+                scene.items.push(Item::Line { points: pts, color, width: 2.0 });
+            }
+        }
+    }
+
+    // Legend, right of the plot.
+    let lx = right + 20.0;
+    let mut ly = top + 8.0;
+    for (k, s) in series.iter().enumerate() {
+        let color = Color::hex(PALETTE[k % PALETTE.len()]);
+        if s.band.is_some() {
+            scene.rect(super::Rect::new(lx, ly - 7.0, 24.0, 14.0, color.alpha(0.16)));
+        }
+        scene.segment((lx, ly), (lx + 24.0, ly), color, 2.5);
+        scene.text(Text::new(lx + 32.0, ly + 4.0, 12.0, Anchor::Start, INK, s.name.clone()));
+        ly += 22.0;
+    }
+    if series.iter().any(|s| s.band.is_some()) {
+        scene.text(Text::new(lx, ly + 4.0, 11.0, Anchor::Start, MUTED, "line: mean of users"));
+        scene.text(Text::new(lx, ly + 19.0, 11.0, Anchor::Start, MUTED, "shade: range of users"));
+    }
+    scene
+}
+
+/// Index runs of consecutive instants where `ok` holds (a gap breaks the line).
+fn runs(times: &[i64], ok: impl Iterator<Item = bool>) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut open = false;
+    for (i, good) in ok.enumerate().take(times.len()) {
+        if good {
+            if !open {
+                out.push(Vec::new());
+            }
+            out.last_mut().expect("a run is open").push(i);
+        }
+        open = good;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn daily_ticks_start_at_the_first_midnight() {
+        let d = 86_400;
+        let t0 = 20_431 * d; // a midnight
+        let (ticks, fmt) = time_ticks(t0, t0 + 30 * d, d, 700.0);
+        assert_eq!(ticks[0], t0);
+        assert_eq!(fmt, "%Y-%m-%d");
+        assert!(ticks.len() >= 3 && ticks.len() <= 10, "{ticks:?}");
+        let step = ticks[1] - ticks[0];
+        assert!(ticks.windows(2).all(|w| w[1] - w[0] == step));
+        let (hours, fmt) = time_ticks(t0 + 600, t0 + 6 * 3600, 600, 700.0);
+        assert_eq!(fmt, "%m-%d %H:%M");
+        assert_eq!(hours[0], t0 + 3600);
+        // Daily data over a few days: ticks on days, not between the instants.
+        let (days, fmt) = time_ticks(t0, t0 + 3 * d, d, 700.0);
+        assert_eq!((days, fmt), (vec![t0, t0 + d, t0 + 2 * d, t0 + 3 * d], "%Y-%m-%d"));
+    }
+
+    #[test]
+    fn gaps_split_lines() {
+        let t = [1, 2, 3, 4, 5];
+        assert_eq!(runs(&t, [true, true, false, true, true].into_iter()), vec![vec![0, 1], vec![3, 4]]);
+        assert!(runs(&t, [false; 5].into_iter()).is_empty());
+    }
+}

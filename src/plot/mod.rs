@@ -1,0 +1,312 @@
+//! Pictures of fair-share: an icicle of the association tree ([`icicle`]) and the fair-share
+//! history of chosen associations over time ([`history`]), as SVG or PNG.
+//!
+//! A chart is laid out once as a [`Scene`] of rectangles, polylines, filled polygons and text in
+//! pixel coordinates; [`svg`] writes the scene as SVG text and [`raster`] paints the same scene
+//! into pixels and encodes a PNG. Text is measured with the embedded font ([`font`], a Latin subset
+//! of DejaVu Sans), which also draws the PNG's glyphs, so labels placed "where they fit" fit in both.
+
+pub mod font;
+pub mod history;
+pub mod icicle;
+pub mod raster;
+pub mod svg;
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::output::atomic::AtomicFile;
+
+/// An sRGB colour with an opacity in 0..=1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Color {
+    /// Red.
+    pub r: u8,
+    /// Green.
+    pub g: u8,
+    /// Blue.
+    pub b: u8,
+    /// Opacity (1 is opaque).
+    pub a: f32,
+}
+
+impl Color {
+    /// An opaque colour.
+    pub const fn rgb(r: u8, g: u8, b: u8) -> Self {
+        Color { r, g, b, a: 1.0 }
+    }
+
+    /// An opaque colour from `0xRRGGBB`.
+    pub const fn hex(v: u32) -> Self {
+        Color::rgb((v >> 16) as u8, (v >> 8) as u8, v as u8)
+    }
+
+    /// The same colour with opacity `a`.
+    pub const fn alpha(self, a: f32) -> Self {
+        Color { a, ..self }
+    }
+
+    /// `#rrggbb`.
+    pub fn css(self) -> String {
+        format!("#{:02x}{:02x}{:02x}", self.r, self.g, self.b)
+    }
+
+    /// Relative luminance (WCAG), to pick a legible text colour on top.
+    pub fn luminance(self) -> f64 {
+        let lin = |c: u8| {
+            let c = f64::from(c) / 255.0;
+            if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
+        };
+        0.2126 * lin(self.r) + 0.7152 * lin(self.g) + 0.0722 * lin(self.b)
+    }
+
+    /// Black or white, whichever reads better on `self`.
+    pub fn text_on(self) -> Color {
+        // The crossover where black and white have equal contrast ratios.
+        if self.luminance() > 0.179 { Color::hex(0x111111) } else { Color::hex(0xffffff) }
+    }
+}
+
+/// Interpolates a colour scale given as evenly spaced stops, at `t` in 0..=1 (clamped).
+pub fn scale(stops: &[u32], t: f64) -> Color {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
+    let pos = t * (stops.len() - 1) as f64;
+    let i = (pos.floor() as usize).min(stops.len() - 2);
+    let f = pos - i as f64;
+    let (a, b) = (Color::hex(stops[i]), Color::hex(stops[i + 1]));
+    let mix = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * f).round() as u8;
+    Color::rgb(mix(a.r, b.r), mix(a.g, b.g), mix(a.b, b.b))
+}
+
+/// Horizontal placement of a text relative to its anchor point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Anchor {
+    /// The text starts at the point.
+    Start,
+    /// The text is centred on the point.
+    Middle,
+    /// The text ends at the point.
+    End,
+}
+
+/// A rectangle, optionally tagged so the SVG carries what it stands for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rect {
+    /// Left edge (pixels).
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+    /// Fill.
+    pub fill: Color,
+    /// SVG `class` (empty for none).
+    pub class: &'static str,
+    /// Extra SVG attributes (`data-*`), not painted.
+    pub data: Vec<(&'static str, String)>,
+    /// SVG tooltip (`<title>`), not painted.
+    pub title: Option<String>,
+}
+
+impl Rect {
+    /// A plain filled rectangle.
+    pub fn new(x: f64, y: f64, w: f64, h: f64, fill: Color) -> Self {
+        Rect { x, y, w, h, fill, class: "", data: Vec::new(), title: None }
+    }
+}
+
+/// A line of text; `y` is the baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Text {
+    /// Anchor point.
+    pub x: f64,
+    /// Baseline.
+    pub y: f64,
+    /// Font size in pixels (the em).
+    pub size: f64,
+    /// Placement relative to the anchor.
+    pub anchor: Anchor,
+    /// Colour.
+    pub color: Color,
+    /// Turned a quarter anticlockwise (read bottom to top), about the anchor.
+    pub vertical: bool,
+    /// The text.
+    pub text: String,
+}
+
+impl Text {
+    /// Horizontal text.
+    pub fn new(x: f64, y: f64, size: f64, anchor: Anchor, color: Color, text: impl Into<String>) -> Self {
+        Text { x, y, size, anchor, color, vertical: false, text: text.into() }
+    }
+}
+
+/// One thing drawn, in painting order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// A filled rectangle.
+    Rect(Rect),
+    /// An open polyline of the given width (round joins).
+    Line {
+        /// Vertices.
+        points: Vec<(f64, f64)>,
+        /// Colour.
+        color: Color,
+        /// Stroke width.
+        width: f64,
+    },
+    /// A filled polygon (closed implicitly).
+    Polygon {
+        /// Vertices.
+        points: Vec<(f64, f64)>,
+        /// Fill.
+        fill: Color,
+    },
+    /// Text.
+    Text(Text),
+}
+
+/// A picture: a white (or given) canvas and what is drawn on it, in pixel coordinates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Canvas colour.
+    pub background: Color,
+    /// SVG attributes of the root element (`data-*`), e.g. where the plot area is.
+    pub data: Vec<(&'static str, String)>,
+    /// Items, painted in order.
+    pub items: Vec<Item>,
+}
+
+impl Scene {
+    /// An empty white canvas.
+    pub fn new(width: u32, height: u32) -> Self {
+        Scene { width, height, background: Color::rgb(255, 255, 255), data: Vec::new(), items: Vec::new() }
+    }
+
+    /// Adds a rectangle.
+    pub fn rect(&mut self, r: Rect) {
+        self.items.push(Item::Rect(r));
+    }
+
+    /// Adds a text.
+    pub fn text(&mut self, t: Text) {
+        self.items.push(Item::Text(t));
+    }
+
+    /// Adds a straight line segment.
+    pub fn segment(&mut self, from: (f64, f64), to: (f64, f64), color: Color, width: f64) {
+        self.items.push(Item::Line { points: vec![from, to], color, width });
+    }
+}
+
+/// An output picture format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// SVG text.
+    Svg,
+    /// PNG (8-bit RGB).
+    Png,
+}
+
+impl Format {
+    /// The format a file name asks for: `.svg` or `.png` (any case).
+    ///
+    /// # Errors
+    /// Any other extension.
+    pub fn of(path: &Path) -> Result<Self> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("svg") => Ok(Format::Svg),
+            Some("png") => Ok(Format::Png),
+            _ => Err(Error::Usage(format!("{}: give a .svg or .png file name", path.display()))),
+        }
+    }
+}
+
+/// The scene encoded in `format`.
+pub fn encode(scene: &Scene, format: Format) -> Vec<u8> {
+    match format {
+        Format::Svg => svg::to_svg(scene).into_bytes(),
+        Format::Png => raster::to_png(scene),
+    }
+}
+
+/// Writes the scene atomically to `path`, as SVG or PNG by its extension.
+///
+/// # Errors
+/// An unknown extension, or an I/O error (the target is then untouched).
+pub fn save(scene: &Scene, path: &Path) -> Result<()> {
+    let bytes = encode(scene, Format::of(path)?);
+    let mut file = AtomicFile::create(path)?;
+    file.write_all(&bytes).map_err(|e| Error::io(path, e))?;
+    file.commit()
+}
+
+/// Round numbers for an axis from `lo` to `hi`: about `target` ticks at 1, 2 or 5 times a power
+/// of ten.
+pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
+    if hi <= lo || !lo.is_finite() || !hi.is_finite() {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / target.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * mag).find(|&s| s >= raw).unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// A number short enough for a tick label: `0.25`, `12`, `3.4k`, `1.2M`, `5G`.
+pub fn short_number(v: f64) -> String {
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e12 {
+        (v / 1e12, "T")
+    } else if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    // Up to three significant decimals, trailing zeros dropped.
+    let mut s = format!("{x:.3}");
+    if s.contains('.') {
+        s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if s == "-0" {
+        s = "0".into();
+    }
+    s + suffix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(nice_ticks(0.0, 1.0, 5), vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]);
+        let t = nice_ticks(0.0, 7.3e6, 5);
+        assert_eq!(t.first(), Some(&0.0));
+        assert!(t.windows(2).all(|w| (w[1] - w[0] - 2e6).abs() < 1e-3), "{t:?}");
+        assert_eq!(short_number(2e6), "2M");
+        assert_eq!(short_number(0.25), "0.25");
+        assert_eq!(short_number(12_500.0), "12.5k");
+    }
+
+    #[test]
+    fn scales_interpolate_between_stops() {
+        assert_eq!(scale(&[0x000000, 0xffffff], 0.5), Color::rgb(128, 128, 128));
+        assert_eq!(scale(&[0x000000, 0xff0000, 0xffffff], 1.0), Color::rgb(255, 255, 255));
+        assert_eq!(Color::hex(0xffffff).text_on(), Color::hex(0x111111));
+        assert_eq!(Color::hex(0x000000).text_on(), Color::hex(0xffffff));
+    }
+}
