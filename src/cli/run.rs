@@ -141,7 +141,8 @@ fn apply_site(a: &mut RunArgs, file: &Path) -> Result<()> {
 pub(super) struct Stages {
     start: Instant,
     last: Instant,
-    done: Vec<(&'static str, f64)>,
+    /// (stage, seconds, peak resident bytes).
+    done: Vec<(&'static str, f64, Option<u64>)>,
     pub(super) verbose: bool,
 }
 
@@ -160,20 +161,40 @@ impl Stages {
         let now = Instant::now();
         let secs = (now - self.last).as_secs_f64();
         self.last = now;
-        self.done.push((name, secs));
+        let peak = peak_rss_since_last_stage();
+        self.done.push((name, secs, peak));
         if self.verbose {
-            eprintln!("fairshare: {name:<10} {secs:>8.3} s  {}", what());
+            let mem = peak.map(|b| format!("  peak {:.2} GB", b as f64 / 1e9)).unwrap_or_default();
+            eprintln!("fairshare: {name:<10} {secs:>8.3} s{mem}  {}", what());
         }
     }
 
     fn json(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
-        for (name, secs) in &self.done {
+        for (name, secs, _) in &self.done {
             m.insert((*name).to_string(), serde_json::json!((secs * 1e6).round() / 1e6));
         }
         m.insert("total".into(), serde_json::json!(((self.last - self.start).as_secs_f64() * 1e6).round() / 1e6));
         serde_json::Value::Object(m)
     }
+
+    /// Peak resident memory per stage, in bytes, where the system reports it.
+    fn memory_json(&self) -> serde_json::Value {
+        let m: serde_json::Map<String, serde_json::Value> =
+            self.done.iter().filter_map(|(name, _, peak)| peak.map(|b| ((*name).to_string(), b.into()))).collect();
+        serde_json::Value::Object(m)
+    }
+}
+
+/// The process's peak resident set since the previous call (Linux: `VmHWM`, then reset through
+/// `/proc/self/clear_refs`, so each stage reports its own peak); `None` elsewhere.
+fn peak_rss_since_last_stage() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 =
+        status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    // "5" resets the peak to the current resident set.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    Some(kb * 1024)
 }
 
 /// An input file's identity for `run.json`: size and XXH3-64 of its bytes.
@@ -408,6 +429,7 @@ impl Outputs<'_> {
             "inputs": inputs,
             "rows": rows,
             "timings_s": stages.json(),
+            "peak_rss_bytes": stages.memory_json(),
         });
         let path = dir.path().join("run.json");
         let mut f = AtomicFile::create(&path)?;
