@@ -27,6 +27,7 @@ pub mod fairshare;
 pub mod frame;
 pub mod io;
 pub mod jobs;
+pub mod memory;
 pub mod output;
 pub mod plot;
 pub mod priority;

@@ -105,6 +105,11 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
         Some(f) => f,
         None => TreeFormat::detect(path)?,
     };
+    if !matches!(format, TreeFormat::Parquet | TreeFormat::FluxDb) {
+        // Text trees run about 30 bytes per association.
+        let rows = crate::memory::file_size(path) / 30;
+        crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
+    }
     match format {
         TreeFormat::AssocCsv => assoc_csv::parse(path, &text::read_to_string(path)?),
         TreeFormat::Sshare => sshare_dump::parse(path, &text::read_to_string(path)?),

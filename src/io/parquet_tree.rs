@@ -32,7 +32,9 @@ pub fn read(path: &Path) -> Result<TreeInput> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
     // The row count is in the footer: one allocation instead of doubling (and copying) a vector
     // of 10^7 records.
-    let mut records = Vec::with_capacity(builder.metadata().file_metadata().num_rows().max(0) as usize);
+    let rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+    crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
+    let mut records = Vec::with_capacity(rows as usize);
     let reader = builder.with_batch_size(64 * 1024).build().map_err(|e| Error::format(path, e))?;
     let mut row = 0u64;
     for batch in reader {

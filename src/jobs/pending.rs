@@ -193,6 +193,12 @@ impl PendingJobs {
             ..Default::default()
         };
         let mut kept = KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] };
+        let rows = match format {
+            PendingFormat::Parquet => parquet_rows(path),
+            // Text queues run about 80 bytes per job.
+            _ => crate::memory::file_size(path) / 80,
+        };
+        crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB)?;
         match format {
             PendingFormat::Csv => jobs.read_csv(path, &mut kept)?,
             PendingFormat::Parquet => jobs.read_parquet(path, &mut kept)?,
@@ -413,6 +419,14 @@ impl PendingJobs {
         }
         Ok(())
     }
+}
+
+/// The row count in a Parquet file's footer (0 when unreadable: the reader reports why).
+fn parquet_rows(path: &Path) -> u64 {
+    File::open(path)
+        .ok()
+        .and_then(|f| ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).ok())
+        .map_or(0, |m| m.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
 /// The TRES the scorer needs, as text, and a reusable buffer for one job's counts.

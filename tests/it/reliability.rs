@@ -1283,3 +1283,23 @@ fn a_killed_run_leaves_the_previous_directory_intact() {
     let after = listing(&big_outputs).into_iter().filter(|n| n.starts_with(".B.tmp-")).count();
     assert!(after <= leftovers, "a complete run leaves no temporary directory of its own");
 }
+
+/// An input larger than the memory the process may use is refused up front with a message naming
+/// it, not killed part-way (FAIRSHARE_MEMORY_LIMIT stands in for a small machine).
+#[test]
+fn inputs_too_large_for_memory_are_refused_with_a_message() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let tree = format!("{site}/tree.csv");
+    let run = |limit: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fairshare"))
+            .args(["sshare", "-a", "-P", "--tree", &tree])
+            .env("FAIRSHARE_MEMORY_LIMIT", limit)
+            .output()
+            .unwrap()
+    };
+    let small = run("1000");
+    let stderr = String::from_utf8_lossy(&small.stderr);
+    assert!(!small.status.success() && small.stdout.is_empty(), "{stderr}");
+    assert!(stderr.contains("tree.csv: this tree needs about") && stderr.contains("GB is available"), "{stderr}");
+    assert!(run("100000000000").status.success());
+}

@@ -1,0 +1,53 @@
+//! Refusing inputs that cannot fit in memory, with a message, before reading them.
+//!
+//! A tree or a queue is held in memory whole; past what the machine has, the kernel would kill the
+//! process part-way (no message, no output). The readers estimate what an input needs from its
+//! size (or its Parquet row count) and stop early with an error instead. The estimates are the
+//! measured costs per row, rounded up (see the README's memory figures).
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Bytes per association the tree stages hold at their peak (records, Arrow columns, results).
+pub const BYTES_PER_ASSOCIATION: u64 = 400;
+/// Bytes per pending job the scoring stages hold at their peak (columns, scores, output).
+pub const BYTES_PER_PENDING_JOB: u64 = 320;
+
+/// Memory this process may use: `FAIRSHARE_MEMORY_LIMIT` (bytes) when set, else the kernel's
+/// `MemAvailable` plus free swap; `None` when neither is known.
+pub fn available() -> Option<u64> {
+    if let Some(limit) = std::env::var("FAIRSHARE_MEMORY_LIMIT").ok().and_then(|v| v.trim().parse().ok()) {
+        return Some(limit);
+    }
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = |key: &str| -> Option<u64> {
+        info.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse().ok()
+    };
+    Some((kb("MemAvailable:")? + kb("SwapFree:").unwrap_or(0)) * 1024)
+}
+
+/// An error naming `path` when reading it as `what` would need more than [`available`] bytes.
+///
+/// # Errors
+/// The estimate `need` exceeds what is available.
+pub fn ensure_fits(path: &Path, what: &str, need: u64) -> Result<()> {
+    match available() {
+        Some(avail) if need > avail => Err(Error::input(
+            path,
+            None,
+            format!(
+                "{what} needs about {:.1} GB of memory and {:.1} GB is available: split the input, \
+                 or run on a larger machine (FAIRSHARE_MEMORY_LIMIT=<bytes> overrides the available figure)",
+                need as f64 / 1e9,
+                avail as f64 / 1e9
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The size of a file, 0 when it cannot be read (the reader then reports the real error).
+pub(crate) fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
