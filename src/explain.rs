@@ -92,7 +92,8 @@ fn place(tree: &AssocTree, fs: &FairShare, row: usize) -> (usize, usize) {
     (ahead + 1, n)
 }
 
-fn num(v: f64) -> String {
+/// A value as the explanations print it: 6 decimals, `inf`, or `-` when unset.
+pub(crate) fn num(v: f64) -> String {
     if v.is_nan() {
         "-".into()
     } else if v.is_infinite() {

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use super::font::{self, cap_height, fit};
 use super::{Anchor, Color, Rect, Scene, Text, nice_ticks, scale};
-use crate::explain::assoc_name;
+use crate::explain::{assoc_name, num};
 use crate::fairshare::{Algorithm, FairShare};
 use crate::tree::AssocTree;
 
@@ -130,16 +130,6 @@ fn level_fs_color(v: f64) -> Color {
 
 fn factor_color(v: f64) -> Color {
     if v.is_nan() { NO_VALUE } else { scale(FACTOR_STOPS, v) }
-}
-
-fn num(v: f64) -> String {
-    if v.is_nan() {
-        "-".into()
-    } else if v.is_infinite() {
-        "inf".into()
-    } else {
-        format!("{v:.6}")
-    }
 }
 
 /// Three significant digits, for a label inside a rectangle.
