@@ -72,6 +72,9 @@ impl<'p> Blocks<'p> {
     fn new(path: &'p Path, offset: u64, first_line: u64, size: usize) -> Result<Self> {
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         file.seek(SeekFrom::Start(offset)).map_err(|e| Error::io(path, e))?;
+        // A small file gets a small buffer (one more byte than it has, to see its end).
+        let left = file.metadata().map_or(u64::MAX, |m| m.len().saturating_sub(offset));
+        let size = size.min(usize::try_from(left.saturating_add(1)).unwrap_or(usize::MAX));
         Ok(Blocks { path, file, size, carry: Vec::new(), next_line: first_line, done: false })
     }
 
