@@ -27,7 +27,8 @@ pub(super) fn parse_unsigned(text: &str, max: u64, k_suffix: bool, unlimited: bo
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    let hex = s.len() > 2 && s[..2].eq_ignore_ascii_case("0x") && s.as_bytes()[2].is_ascii_hexdigit();
+    // Bytes, not `str` slices: the text may hold multi-byte characters anywhere.
+    let hex = s.len() > 2 && s.as_bytes()[..2].eq_ignore_ascii_case(b"0x") && s.as_bytes()[2].is_ascii_hexdigit();
     let (radix, body) = match (hex, s.starts_with('0')) {
         (true, _) => (16, &s[2..]),
         (false, true) => (8, s),
@@ -188,6 +189,9 @@ mod tests {
             assert!(parse_unsigned(bad, 0xffff, false, bad != "unlimited").is_err(), "{bad:?} should be rejected");
         }
         assert!(parse_unsigned("99999999999999999999", u64::MAX, true, false).is_err());
+        // Found by fuzzing (fuzz/run.sh, config_text): a multi-byte character where `0x` could be.
+        assert!(parse_unsigned("4\u{77c}oresPerSocket=16", 0xffff, false, false).is_err());
+        assert!(parse_unsigned("\u{77c}", 0xffff, false, false).is_err());
     }
 
     #[test]
