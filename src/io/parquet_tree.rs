@@ -5,7 +5,7 @@
 //! `raw_usage`), optional `partition` and `priority`. Integer and float columns of any width are
 //! accepted. The output of `fairshare compute` reads back as a tree, so a what-if can edit it.
 //!
-//! [`write`] produces the canonical form of these columns, which [`read`] reads back unchanged.
+//! [`write()`] produces the canonical form of these columns, which [`read`] reads back unchanged.
 
 use std::fs::File;
 use std::path::Path;
