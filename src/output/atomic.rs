@@ -18,7 +18,7 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates `.<name>.tmp-<pid>` beside `target`.
+    /// Creates `.<name>.tmp-<host>-<pid>` beside `target`.
     ///
     /// # Errors
     /// The directory does not exist or is not writable.
@@ -26,7 +26,7 @@ impl AtomicFile {
         let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name =
             target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a file name", target.display())))?;
-        let prefix = format!(".{}.tmp-", name.to_string_lossy());
+        let prefix = temp_prefix(name);
         remove_abandoned(dir, &prefix);
         let temp = dir.join(format!("{prefix}{}", std::process::id()));
         let file = File::create(&temp).map_err(|e| Error::io(&temp, e))?;
@@ -72,7 +72,7 @@ pub struct AtomicDir {
 }
 
 impl AtomicDir {
-    /// Creates `.<name>.tmp-<pid>` beside `target` (and `target`'s parent if needed).
+    /// Creates `.<name>.tmp-<host>-<pid>` beside `target` (and `target`'s parent if needed).
     ///
     /// # Errors
     /// The parent cannot be created or is not writable.
@@ -81,7 +81,7 @@ impl AtomicDir {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         let name =
             target.file_name().ok_or_else(|| Error::Usage(format!("{} is not a directory name", target.display())))?;
-        let prefix = format!(".{}.tmp-", name.to_string_lossy());
+        let prefix = temp_prefix(name);
         remove_abandoned(parent, &prefix);
         let temp = parent.join(format!("{prefix}{}", std::process::id()));
         if temp.exists() {
@@ -115,8 +115,23 @@ impl AtomicDir {
     }
 }
 
-/// Removes `<prefix><pid>` entries of `dir` left by processes that no longer run (a killed run's
-/// temporary directory or file); entries of live processes are theirs to finish.
+/// `.<name>.tmp-<host>-`: the host in the name keeps runs on other machines sharing a file system
+/// (NFS, Lustre) apart, so a process only judges leftovers of its own machine.
+fn temp_prefix(name: &std::ffi::OsStr) -> String {
+    format!(".{}.tmp-{}-", name.to_string_lossy(), host_name())
+}
+
+/// This machine's host name (`localhost` when it cannot be read).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().replace(['/', '\0'], "_"))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Removes `<prefix><pid>` entries of `dir` left by processes of this machine that no longer run
+/// (a killed run's temporary directory or file); entries of live processes are theirs to finish.
 fn remove_abandoned(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
@@ -213,7 +228,7 @@ mod tests {
         fill("abandoned", false);
         assert_eq!(std::fs::read_to_string(target.join("a.txt")).unwrap(), "first");
         // A killed run's leftover (a pid that no longer runs) is cleaned by the next run.
-        let stale = dir.path().join(".run.tmp-2147483646");
+        let stale = dir.path().join(format!("{}2147483646", temp_prefix(std::ffi::OsStr::new("run"))));
         std::fs::create_dir(&stale).unwrap();
         fill("second", true);
         assert!(!stale.exists());
