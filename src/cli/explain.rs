@@ -8,20 +8,13 @@ use fairshare::priority::NONE;
 use fairshare::{Error, Result};
 
 use super::args::ExplainArgs;
-use super::{Queue, TreeSettings, load_with_usage, pending_format};
+use super::{Queue, load_following_conf, pending_format};
 
 pub(crate) fn run(a: &ExplainArgs) -> Result<()> {
-    let conf = a.usage.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?;
-    let (tree, fs) = if a.usage.jobs.is_some() {
-        let (_, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
-        (tree, fs)
-    } else {
-        TreeSettings::resolve(&a.tree, conf.as_ref())?.load()?
-    };
+    let (_, tree, fs, conf, qos) = load_following_conf(&a.tree, &a.usage)?;
     let mut text = String::new();
     if let Some(id) = a.job {
         let conf = conf.ok_or_else(|| Error::Usage("--job needs --slurm-conf (the priority weights)".into()))?;
-        let qos = a.usage.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
         let now = match &a.usage.now {
             Some(t) => fairshare::jobs::parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
             None => {

@@ -234,6 +234,41 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// slurm.conf and the QOS dump the usage flags name, each read once: taken from the usage
+/// settings when job records are charged, else read from their files.
+fn site_files(
+    u: &UsageArgs,
+    usage: Option<&UsageSettings>,
+) -> Result<(Option<SlurmConf>, Option<fairshare::config::QosTable>)> {
+    Ok(match usage {
+        Some(us) => (us.conf.clone(), us.qos.clone()),
+        None => (
+            u.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?,
+            u.qos.as_deref().map(fairshare::config::qos::read).transpose()?,
+        ),
+    })
+}
+
+/// The tree and its fair-share with the algorithm following slurm.conf's PriorityFlags whether or
+/// not job records are charged (`explain`, `plot`), and the site files read on the way.
+fn load_following_conf(
+    tree_args: &TreeArgs,
+    u: &UsageArgs,
+) -> Result<(TreeSettings, AssocTree, FairShare, Option<SlurmConf>, Option<fairshare::config::QosTable>)> {
+    let usage = UsageSettings::resolve(u)?;
+    let (conf, qos) = site_files(u, usage.as_ref())?;
+    let settings = TreeSettings::resolve(tree_args, conf.as_ref())?;
+    let (tree, result) = match &usage {
+        Some(us) => {
+            let tree = AssocTree::build(charged_input(&settings, us)?.0)?;
+            let result = fs::compute(&tree, &settings.params)?;
+            (tree, result)
+        }
+        None => settings.load()?,
+    };
+    Ok((settings, tree, result, conf, qos))
+}
+
 /// The tree and its fair-share, with user usage first recomputed from job records when `--jobs`
 /// is given; also the usage parameters for the output metadata.
 fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings, AssocTree, FairShare, Vec<KeyValue>)> {

@@ -7,7 +7,7 @@ use fairshare::plot::icicle::{ColorBy, IcicleOptions, icicle};
 use fairshare::plot::{Format, save};
 
 use super::args::{HistoryArgs, IcicleArgs, PlotArgs, PlotColorArg, PlotCommand, PlotMetricArg};
-use super::{TreeSettings, load_with_usage};
+use super::load_following_conf;
 
 pub(crate) fn run(a: &PlotArgs) -> Result<()> {
     match &a.what {
@@ -24,15 +24,7 @@ fn short_name(path: &str) -> String {
 fn run_icicle(a: &IcicleArgs) -> Result<()> {
     // Checked before the (possibly long) computation.
     Format::of(&a.out)?;
-    let conf = a.usage.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?;
-    let (settings, tree, fs) = if a.usage.jobs.is_some() {
-        let (settings, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
-        (settings, tree, fs)
-    } else {
-        let settings = TreeSettings::resolve(&a.tree, conf.as_ref())?;
-        let (tree, fs) = settings.load()?;
-        (settings, tree, fs)
-    };
+    let (settings, tree, fs, _, _) = load_following_conf(&a.tree, &a.usage)?;
     let mut title = short_name(&settings.source());
     if let (Some(now), Some(_)) = (&a.usage.now, &a.usage.jobs) {
         title.push_str(&format!(" at {now}"));

@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use super::args::{AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, RunArgs, TreeFormatArg};
 use super::usage::UsageSettings;
-use super::{Queue, TreeSettings, charged_input};
+use super::{Queue, TreeSettings, charged_input, site_files};
 
 /// A site description, as `--site FILE` reads it. Every key is optional; flags win.
 #[derive(Debug, Default, Deserialize)]
@@ -243,14 +243,7 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
 
     // Configuration and tree.
     let usage = UsageSettings::resolve(&a.usage)?;
-    let conf = match &usage {
-        Some(u) => u.conf.clone(),
-        None => a.usage.slurm_conf.as_deref().map(fairshare::config::slurm_conf::read).transpose()?,
-    };
-    let qos = match &usage {
-        Some(u) => u.qos.clone(),
-        None => a.usage.qos.as_deref().map(fairshare::config::qos::read).transpose()?,
-    };
+    let (conf, qos) = site_files(&a.usage, usage.as_ref())?;
     let settings = TreeSettings::resolve(&a.tree, conf.as_ref())?;
     let (input, usage_meta, report) = match &usage {
         Some(u) => {
