@@ -10,14 +10,11 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, DictionaryArray, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::Int32Type;
-use fairshare::output::atomic::AtomicFile;
 use fairshare::tree::TreeInput;
 use fairshare::{Error, Result};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
 use crate::SplitMix64;
+use crate::batch_writer::{BATCH, BatchWriter};
 
 /// What history to generate.
 #[derive(Clone, Copy, Debug)]
@@ -208,27 +205,13 @@ pub fn write_records_sacct(out: &mut dyn Write, tree: &TreeInput, spec: &History
 /// # Errors
 /// I/O or encoding errors naming `path`.
 pub fn write_records_parquet(path: &Path, tree: &TreeInput, spec: &HistorySpec) -> Result<()> {
-    const BATCH: usize = 1 << 20;
-    let file = AtomicFile::create(path)?;
-    let props =
-        WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level"))).build();
-    let enc = |e: parquet::errors::ParquetError| Error::format(path, e);
-    let mut writer: Option<ArrowWriter<AtomicFile>> = None;
-    let mut file = Some(file);
+    let mut writer = BatchWriter::create(path)?;
     let mut chunk = Chunk::default();
-    let mut flush = |chunk: &mut Chunk, writer: &mut Option<ArrowWriter<AtomicFile>>| -> Result<()> {
-        let batch = chunk.take().map_err(|e| Error::format(path, e))?;
-        if writer.is_none() {
-            let f = file.take().expect("file until the first batch");
-            *writer = Some(ArrowWriter::try_new(f, batch.schema(), Some(props.clone())).map_err(enc)?);
-        }
-        writer.as_mut().expect("writer").write(&batch).map_err(enc)
-    };
     let mut failure = None;
     for_each_record(tree, spec, |r| {
         chunk.push(r);
         if chunk.id.len() == BATCH
-            && let Err(e) = flush(&mut chunk, &mut writer)
+            && let Err(e) = writer.write(chunk.take())
         {
             failure = Some(e);
             return Err(io::Error::other("flush failed"));
@@ -236,10 +219,11 @@ pub fn write_records_parquet(path: &Path, tree: &TreeInput, spec: &HistorySpec) 
         Ok(())
     })
     .map_err(|e| failure.take().unwrap_or_else(|| Error::io(path, e)))?;
-    if !chunk.id.is_empty() || writer.is_none() {
-        flush(&mut chunk, &mut writer)?;
+    // An empty history still gets its schema from an empty batch.
+    if !chunk.id.is_empty() || writer.is_empty() {
+        writer.write(chunk.take())?;
     }
-    writer.expect("writer").into_inner().map_err(enc)?.commit()
+    writer.finish("an empty history")
 }
 
 /// One batch of records being gathered.

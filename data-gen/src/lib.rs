@@ -18,6 +18,7 @@
 //! # Ok::<(), fairshare::Error>(())
 //! ```
 
+mod batch_writer;
 pub mod history;
 pub mod site;
 

@@ -9,14 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
-use fairshare::output::atomic::AtomicFile;
+use fairshare::Result;
 use fairshare::tree::TreeInput;
-use fairshare::{Error, Result};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 
 use crate::SplitMix64;
+use crate::batch_writer::{BATCH, BatchWriter};
 
 /// The site's slurm.conf: 1,000 CPU nodes and 100 GPU nodes in four partitions, billed by TRES
 /// (memory priced so a node's memory costs what its cores cost; the requeue partition at half rate).
@@ -149,27 +146,13 @@ pub fn write_pending_csv(out: &mut dyn Write, tree: &TreeInput, spec: &QueueSpec
 /// # Errors
 /// I/O or encoding errors naming `path`.
 pub fn write_pending_parquet(path: &Path, tree: &TreeInput, spec: &QueueSpec) -> Result<()> {
-    const BATCH: usize = 1 << 20;
-    let file = AtomicFile::create(path)?;
-    let props =
-        WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level"))).build();
-    let enc = |e: parquet::errors::ParquetError| Error::format(path, e);
-    let mut writer: Option<ArrowWriter<AtomicFile>> = None;
-    let mut file = Some(file);
+    let mut writer = BatchWriter::create(path)?;
     let mut it = jobs(tree, spec).peekable();
     while it.peek().is_some() {
         let chunk: Vec<Job<'_>> = it.by_ref().take(BATCH).collect();
-        let batch = to_batch(&chunk).map_err(|e| Error::format(path, e))?;
-        if writer.is_none() {
-            let f = file.take().expect("file until the first batch");
-            writer = Some(ArrowWriter::try_new(f, batch.schema(), Some(props.clone())).map_err(enc)?);
-        }
-        writer.as_mut().expect("writer").write(&batch).map_err(enc)?;
+        writer.write(to_batch(&chunk))?;
     }
-    match writer {
-        Some(w) => w.into_inner().map_err(enc)?.commit(),
-        None => Err(Error::Usage("an empty queue has no Parquet schema to write".into())),
-    }
+    writer.finish("an empty queue")
 }
 
 fn to_batch(jobs: &[Job<'_>]) -> std::result::Result<RecordBatch, arrow::error::ArrowError> {
