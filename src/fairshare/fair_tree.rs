@@ -16,15 +16,20 @@
 //! owner's position plus the user counts of the siblings sorted before it, and its rank is
 //! `N - position` unless it is tied, in which case it inherits the rank of the previous user in
 //! visit order.
+//!
+//! Phases: one fused pass over the rows (S, U, level_fs, normalized usage); the group sorts, many
+//! small groups per task; the visit positions, level by level, owners of a level in parallel; one
+//! scan over the visit order for the tie runs; one gather of each user's rank.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
 use super::x87::{self, X87};
-use super::{FairShare, NO_VAL, Params, norm_usage, par_fill};
+use super::{CHUNK, FairShare, NO_VAL, Params, norm_usage_at, par_fill_rows};
 use crate::tree::{AssocTree, FsGroups};
 
 /// Neighbours whose f64 level_fs are at most this many ulps apart are re-decided in x87. With
@@ -70,45 +75,43 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     let n = tree.len();
     let usage = tree.raw_usage();
     let shares = tree.raw_shares();
-    let users = tree.user_flags();
-    let parent_flags = tree.parent_share_flags();
+    let users = groups.user_flags();
+    let parent_flags = groups.parent_flags();
     let fs_parent = groups.fs_parents();
 
-    // S is level-local; a `parent` association shows (and uses) its fair-share parent's.
-    let level_shares_for = |f: usize| if f == 0 { NO_VAL } else { groups.level_shares(f) as f64 };
+    // S is level-local; a `parent` association shows (and uses) its fair-share parent's. sshare
+    // leaves level_fs blank for the root and for `parent` associations ([`stored_level_fs`] gives
+    // the value Slurm sorts by).
     let mut norm_shares = vec![0.0; n];
-    par_fill(&mut norm_shares, |i| {
-        let f = if i != 0 && parent_flags[i] { fs_parent[i] as usize } else { i };
-        let ls = level_shares_for(f);
-        if ls == 0.0 { 0.0 } else { shares[f] as f64 / ls }
-    });
     let mut effective_usage = vec![0.0; n];
-    par_fill(&mut effective_usage, |i| {
-        if i == 0 {
-            return 1.0;
-        }
-        let pu = usage[fs_parent[i] as usize];
-        if pu == 0.0 { 0.0 } else { usage[i] / pu }
-    });
-    // level_fs as Slurm stores it (parent users inf, parent accounts NO_VAL); the root has none.
     let mut level_fs = vec![0.0; n];
-    par_fill(&mut level_fs, |i| {
-        if i == 0 {
-            NO_VAL
-        } else if parent_flags[i] {
-            if users[i] { f64::INFINITY } else { NO_VAL }
-        } else if norm_shares[i] == 0.0 {
+    let mut norm_usage = vec![0.0; n];
+    par_fill_rows([&mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |i| {
+        let f = if i != 0 && parent_flags[i] { fs_parent[i] as usize } else { i };
+        let ls = if f == 0 { NO_VAL } else { groups.level_shares(f) as f64 };
+        let s = if ls == 0.0 { 0.0 } else { shares[f] as f64 / ls };
+        let u = if i == 0 {
+            1.0
+        } else {
+            let pu = usage[fs_parent[i] as usize];
+            if pu == 0.0 { 0.0 } else { usage[i] / pu }
+        };
+        let fs = if i == 0 || parent_flags[i] {
+            f64::NAN
+        } else if s == 0.0 {
             0.0
-        } else if effective_usage[i] == 0.0 {
+        } else if u == 0.0 {
             f64::INFINITY
         } else {
-            norm_shares[i] / effective_usage[i]
-        }
+            s / u
+        };
+        [s, u, fs, norm_usage_at(usage, i)]
     });
+    let inputs = GroupInputs { level_fs: &level_fs, users, parent_flags, usage, shares };
 
     let exact = ExactUsage { tree, sums: Mutex::new(HashMap::default()) };
     let exact_level_fs = |r: usize| -> X87 {
-        let v = level_fs[r];
+        let v = inputs.stored_level_fs(r);
         if !v.is_finite() || v == 0.0 || (parent_flags[r] && !users[r]) {
             return x87::widen(v); // inf, 0 and NO_VAL are exact constants
         }
@@ -117,100 +120,110 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     };
 
     // Sort every group; `tied_prev[slot]` says whether the member in that slot ties with the one
-    // before it (for the first slot: with NO_VAL, Slurm's initial `prev`).
+    // before it (for the first slot: with NO_VAL, Slurm's initial `prev`). A task takes consecutive
+    // owners until it holds about CHUNK members: most groups have a handful.
     let offsets = groups.offsets();
-    let members = groups.members();
-    let mut sorted: Vec<u32> = members.to_vec();
-    let mut tied_prev = vec![false; sorted.len()];
+    let n_slots = groups.members().len();
+    let mut sorted = vec![0u32; n_slots];
+    let mut tied_prev = vec![false; n_slots];
     {
-        let mut segments: Vec<(&[u32], &mut [u32], &mut [bool])> = Vec::new();
+        let mut tasks = Vec::new();
         let (mut rest_s, mut rest_t) = (&mut sorted[..], &mut tied_prev[..]);
-        for x in 0..n {
-            let len = (offsets[x + 1] - offsets[x]) as usize;
-            if len == 0 {
-                continue;
-            }
-            let (s, rs) = rest_s.split_at_mut(len);
-            let (t, rt) = rest_t.split_at_mut(len);
-            segments.push((groups.group(x), s, t));
-            rest_s = rs;
-            rest_t = rt;
+        let mut x0 = 0;
+        while x0 < n {
+            let target = offsets[x0] as usize + CHUNK;
+            let x1 = offsets.partition_point(|&o| (o as usize) < target).clamp(x0 + 1, n);
+            let len = (offsets[x1] - offsets[x0]) as usize;
+            let (s, rs) = std::mem::take(&mut rest_s).split_at_mut(len);
+            let (t, rt) = std::mem::take(&mut rest_t).split_at_mut(len);
+            tasks.push((x0..x1, s, t));
+            (rest_s, rest_t) = (rs, rt);
+            x0 = x1;
         }
-        let inputs = GroupInputs { level_fs: &level_fs, users: &users, parent_flags: &parent_flags, usage, shares };
-        let sort_group = |keys: &mut Vec<u128>, (group, out, tied): &mut (&[u32], &mut [u32], &mut [bool])| {
-            sort_group(group, out, tied, keys, &inputs, near_ulps, &exact_level_fs);
-        };
-        if members.len() <= super::CHUNK {
-            let mut keys = Vec::new();
-            segments.iter_mut().for_each(|seg| sort_group(&mut keys, seg));
+        let run_task =
+            |buf: &mut Vec<Member>, (owners, out, tied): &mut (std::ops::Range<usize>, &mut [u32], &mut [bool])| {
+                let base = offsets[owners.start] as usize;
+                for x in owners.clone() {
+                    let (a, b) = (offsets[x] as usize - base, offsets[x + 1] as usize - base);
+                    if a < b {
+                        sort_group(
+                            groups.group(x),
+                            &mut out[a..b],
+                            &mut tied[a..b],
+                            buf,
+                            &inputs,
+                            near_ulps,
+                            &exact_level_fs,
+                        );
+                    }
+                }
+            };
+        if tasks.len() == 1 {
+            tasks.iter_mut().for_each(|t| run_task(&mut Vec::new(), t));
         } else {
-            segments.par_iter_mut().with_min_len(256).for_each_init(Vec::new, sort_group);
+            tasks.par_iter_mut().for_each_init(Vec::new, run_task);
         }
     }
 
-    // Users below each account in the fair-share sense, bottom-up by level (members are deeper).
-    let mut users_below = vec![0u64; n];
-    for k in (0..tree.levels()).rev() {
-        let range = tree.level(k);
-        let (lo, hi) = users_below.split_at_mut(range.end);
-        let end = range.end;
-        let level = &mut lo[range.clone()];
-        let count = |x: usize| -> u64 {
-            groups.group(x).iter().map(|&m| if users[m as usize] { 1 } else { hi[m as usize - end] }).sum()
-        };
-        if level.len() <= super::CHUNK {
-            level.iter_mut().enumerate().for_each(|(j, o)| *o = count(range.start + j));
-        } else {
-            level.par_iter_mut().enumerate().with_min_len(1024).for_each(|(j, o)| *o = count(range.start + j));
-        }
-    }
-
-    // Top-down: visit position and tie flag of every row, owners in row order.
-    let mut pos = vec![0u64; n];
-    let mut tied = vec![false; n];
-    for x in 0..n {
+    // Top-down, a level of owners at a time: each member's visit position and tie flag. Every row
+    // is some group's member exactly once, so the relaxed stores never race; the users' tie flags
+    // also go to `tied_at`, indexed by visit position.
+    let users_below = groups.users_below();
+    let n_users = tree.user_count();
+    let pos: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+    let tied: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    let tied_at: Vec<AtomicBool> = (0..n_users).map(|_| AtomicBool::new(false)).collect();
+    let place = |x: usize| {
         let (a, b) = (offsets[x] as usize, offsets[x + 1] as usize);
-        let mut p = pos[x];
+        let mut p = pos[x].load(Relaxed);
+        let owner_tied = tied[x].load(Relaxed);
         for slot in a..b {
             let m = sorted[slot] as usize;
-            pos[m] = p;
-            tied[m] = tied_prev[slot] || (slot == a && tied[x]);
-            p += if users[m] { 1 } else { users_below[m] };
+            let t = tied_prev[slot] || (slot == a && owner_tied);
+            pos[m].store(p, Relaxed);
+            tied[m].store(t, Relaxed);
+            if users[m] {
+                tied_at[p as usize].store(t, Relaxed);
+                p += 1;
+            } else {
+                p += users_below[m];
+            }
+        }
+    };
+    for k in 0..tree.levels() {
+        let owners = tree.level(k);
+        if offsets[owners.end] - offsets[owners.start] <= CHUNK as u32 {
+            owners.for_each(place);
+        } else {
+            owners.into_par_iter().with_min_len(1024).for_each(place);
         }
     }
 
-    // The rank walk as one scan over the visit order.
-    let n_users = tree.user_count();
-    let mut visit = vec![0u32; n_users];
-    for r in 0..n {
-        if users[r] {
-            visit[pos[r] as usize] = r as u32;
+    // The rank walk: a tied user inherits the rank of the user visited before it, so each visit
+    // position takes the rank of the last untied position at or before it.
+    let mut run_rank = vec![0u32; n_users];
+    let mut current = n_users as u32;
+    for (p, (r, t)) in run_rank.iter_mut().zip(&tied_at).enumerate() {
+        if !t.load(Relaxed) {
+            current = (n_users - p) as u32;
         }
+        *r = current;
     }
     let mut rank = vec![0u32; n];
-    let mut fs_factor = vec![f64::NAN; n];
-    let mut current = n_users as u64;
-    for (k, &u) in visit.iter().enumerate() {
-        let u = u as usize;
-        if !tied[u] {
-            current = (n_users - k) as u64;
+    rank.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(i, o)| {
+        if users[i] {
+            *o = run_rank[pos[i].load(Relaxed) as usize];
         }
-        rank[u] = current as u32;
-        fs_factor[u] = current as f64 / n_users as f64;
-    }
-
-    // sshare leaves LevelFS blank for the root and for `parent` associations.
-    for (i, v) in level_fs.iter_mut().enumerate() {
-        if i == 0 || parent_flags[i] {
-            *v = f64::NAN;
-        }
-    }
-    FairShare { params, norm_shares, norm_usage: norm_usage(tree), effective_usage, level_fs, rank, fs_factor }
+    });
+    let mut fs_factor = vec![0.0; n];
+    par_fill_rows([&mut fs_factor], |i| [if users[i] { f64::from(rank[i]) / n_users as f64 } else { f64::NAN }]);
+    FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank, fs_factor }
 }
 
 /// Per-row inputs of [`sort_group`].
 #[derive(Clone, Copy)]
 struct GroupInputs<'a> {
+    /// As output: unset for `parent` associations.
     level_fs: &'a [f64],
     users: &'a [bool],
     parent_flags: &'a [bool],
@@ -218,7 +231,40 @@ struct GroupInputs<'a> {
     shares: &'a [u64],
 }
 
-/// Sorts one group (`group`, lineage order) into `out` and fills its tie flags.
+impl GroupInputs<'_> {
+    /// The level_fs Slurm sorts `row` by: `parent` users rank as inf, `parent` accounts hold NO_VAL.
+    fn stored_level_fs(&self, row: usize) -> f64 {
+        if self.parent_flags[row] { if self.users[row] { f64::INFINITY } else { NO_VAL } } else { self.level_fs[row] }
+    }
+}
+
+/// A group member being sorted: its sort key, row and lineage index in the group.
+#[derive(Clone, Copy)]
+struct Member {
+    key: u64,
+    row: u32,
+    idx: u32,
+}
+
+/// Bits of the largest non-NaN f64 pattern: keys count down from it, so ascending keys are
+/// descending values.
+const DESC_MAX: u64 = 0x7FFF_FFFF_FFFF_FFFF;
+
+/// Sort key of a non-negative, non-NaN level_fs: value descending, then users before accounts.
+fn sort_key(level_fs: f64, user: bool) -> u64 {
+    ((DESC_MAX - level_fs.to_bits()) << 1) | u64::from(!user)
+}
+
+/// The level_fs a [`sort_key`] was made from.
+fn key_value(key: u64) -> f64 {
+    f64::from_bits(DESC_MAX - (key >> 1))
+}
+
+/// Groups up to this size are insertion-sorted.
+const SMALL_GROUP: usize = 24;
+
+/// Sorts one group (`group`, lineage order) into `out` and sets its tie flags (`tied` starts all
+/// false).
 ///
 /// Order: level_fs descending, users before accounts on equal values, then lineage order (a
 /// stable sort, as glibc's merge-sort `qsort` is).
@@ -226,82 +272,99 @@ fn sort_group(
     group: &[u32],
     out: &mut [u32],
     tied: &mut [bool],
-    keys: &mut Vec<u128>,
+    buf: &mut Vec<Member>,
     inputs: &GroupInputs<'_>,
     near_ulps: u64,
     exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
 ) {
-    let GroupInputs { level_fs, users, parent_flags, usage, shares } = *inputs;
-    // Non-negative f64 bits are monotone; pack (value desc, account after user, lineage index).
-    keys.clear();
-    keys.extend(group.iter().enumerate().map(|(idx, &r)| {
-        let r = r as usize;
-        ((!level_fs[r].to_bits() as u128) << 64) | ((!users[r] as u128) << 32) | idx as u128
+    buf.clear();
+    buf.extend(group.iter().enumerate().map(|(idx, &r)| Member {
+        key: sort_key(inputs.stored_level_fs(r as usize), inputs.users[r as usize]),
+        row: r,
+        idx: idx as u32,
     }));
-    keys.sort_unstable();
-    let row_of = |k: u128| group[(k as u32) as usize] as usize;
-    let value_of = |k: u128| level_fs[row_of(k)];
+    if buf.len() <= SMALL_GROUP {
+        // Stable on the key alone: lineage order among equal keys is kept.
+        for i in 1..buf.len() {
+            let m = buf[i];
+            let mut j = i;
+            while j > 0 && buf[j - 1].key > m.key {
+                buf[j] = buf[j - 1];
+                j -= 1;
+            }
+            buf[j] = m;
+        }
+    } else {
+        buf.sort_by_key(|m| m.key);
+    }
+
     let near =
         |a: f64, b: f64| a == b || (a.is_finite() && b.is_finite() && a.to_bits().abs_diff(b.to_bits()) <= near_ulps);
-
-    tied.fill(false);
-    let m = keys.len();
+    let m = buf.len();
     let mut start = 0;
     while start < m {
         let mut end = start + 1;
-        while end < m && near(value_of(keys[end - 1]), value_of(keys[end])) {
+        while end < m && near(key_value(buf[end - 1].key), key_value(buf[end].key)) {
             end += 1;
         }
         // A run touching NO_VAL at the head also decides the first member's tie with Slurm's
         // initial `prev`.
-        let head_near_noval = start == 0 && near(value_of(keys[0]), NO_VAL);
+        let head_near_noval = start == 0 && near(key_value(buf[0].key), NO_VAL);
         if end - start > 1 || head_near_noval {
-            let run = &mut keys[start..end];
-            // Users of one group with the same usage and shares have bit-identical x87 values: a run
-            // made only of them is tied as it stands, and each distinct input is divided once.
-            let input = |k: u128| {
-                let r = row_of(k);
-                // `parent` users store 0 shares but rank as +inf: never share a key with others.
-                (users[r] && !parent_flags[r]).then(|| (usage[r].to_bits(), shares[r]))
-            };
-            let first = input(run[0]);
-            if first.is_some() && run.iter().all(|&k| input(k) == first) && !head_near_noval {
-                tied[start + 1..end].fill(true);
-                start = end;
-                continue;
-            }
-            let mut memo: Vec<((u64, u64), u128)> = Vec::new();
-            let mut order: Vec<(u128, u128)> = Vec::with_capacity(run.len());
-            for &k in run.iter() {
-                let known = input(k).and_then(|i| memo.iter().find(|(m, _)| *m == i).map(|(_, x)| *x));
-                let x = known.unwrap_or_else(|| {
-                    let x = x87::key(exact_level_fs(row_of(k)));
-                    if let Some(i) = input(k) {
-                        memo.push((i, x));
-                    }
-                    x
-                });
-                order.push((x, k));
-            }
-            // x87 value descending, users first, lineage index.
-            order.sort_unstable_by(|a, b| {
-                b.0.cmp(&a.0)
-                    .then(((a.1 >> 32) as u32).cmp(&((b.1 >> 32) as u32)))
-                    .then((a.1 as u32).cmp(&(b.1 as u32)))
-            });
-            for (j, (xk, k)) in order.iter().enumerate() {
-                run[j] = *k;
-                if j > 0 {
-                    tied[start + j] = order[j - 1].0 == *xk;
-                }
-            }
-            if head_near_noval {
-                tied[0] = order[0].0 == x87::key(x87::widen(NO_VAL));
-            }
+            resolve_run(&mut buf[start..end], &mut tied[start..end], head_near_noval, inputs, exact_level_fs);
         }
         start = end;
     }
-    for (o, &k) in out.iter_mut().zip(keys.iter()) {
-        *o = row_of(k) as u32;
+    for (o, m) in out.iter_mut().zip(buf.iter()) {
+        *o = m.row;
+    }
+}
+
+/// Orders a run of near-equal members as Slurm's x87 values order them and sets their ties.
+fn resolve_run(
+    run: &mut [Member],
+    tied: &mut [bool],
+    head_near_noval: bool,
+    inputs: &GroupInputs<'_>,
+    exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
+) {
+    let GroupInputs { users, parent_flags, usage, shares, .. } = *inputs;
+    // Users of one group with the same usage and shares divide the same numbers; a `parent` user
+    // stores 0 shares but ranks as +inf, so it never shares an input with another.
+    let input = |m: &Member| {
+        let r = m.row as usize;
+        (users[r] && !parent_flags[r]).then(|| (usage[r].to_bits(), shares[r]))
+    };
+    if !head_near_noval && run.iter().all(|m| m.key >> 1 == run[0].key >> 1) {
+        // inf, 0 and NO_VAL (a `parent` account) are the same constants in any width.
+        let constant = |m: &Member| {
+            let (r, v) = (m.row as usize, inputs.stored_level_fs(m.row as usize));
+            !v.is_finite() || v == 0.0 || (parent_flags[r] && !users[r])
+        };
+        let first = input(&run[0]);
+        if run.iter().all(constant) || (first.is_some() && run.iter().all(|m| input(m) == first)) {
+            tied[1..].fill(true);
+            return;
+        }
+    }
+    let mut memo: HashMap<(u64, u64), u128, FxBuildHasher> = HashMap::default();
+    let mut order: Vec<(u128, Member)> = run
+        .iter()
+        .map(|m| {
+            let x = match input(m) {
+                Some(i) => *memo.entry(i).or_insert_with(|| x87::key(exact_level_fs(m.row as usize))),
+                None => x87::key(exact_level_fs(m.row as usize)),
+            };
+            (x, *m)
+        })
+        .collect();
+    // x87 value descending, users first, lineage index.
+    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then((a.1.key & 1).cmp(&(b.1.key & 1))).then(a.1.idx.cmp(&b.1.idx)));
+    for (j, (x, m)) in order.iter().enumerate() {
+        run[j] = *m;
+        tied[j] = j > 0 && order[j - 1].0 == *x;
+    }
+    if head_near_noval {
+        tied[0] = order[0].0 == x87::key(x87::widen(NO_VAL));
     }
 }

@@ -138,19 +138,52 @@ pub(crate) fn par_fill<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
     }
 }
 
+/// Runs `f` over `0..n` in chunks of [`CHUNK`] rows, writing its `K` values for row `i` to
+/// `outs[k][i]`: one pass for several columns. Chunked as [`par_fill`], so the result does not
+/// depend on the thread count.
+///
+/// # Panics
+/// If the outputs differ in length.
+pub(crate) fn par_fill_rows<const K: usize>(outs: [&mut [f64]; K], f: impl Fn(usize) -> [f64; K] + Sync) {
+    use rayon::prelude::*;
+    let n = outs.first().map_or(0, |o| o.len());
+    assert!(outs.iter().all(|o| o.len() == n), "one length for every output");
+    let mut chunks: Vec<[&mut [f64]; K]> = Vec::with_capacity(n.div_ceil(CHUNK));
+    let mut iters = outs.map(|o| o.chunks_mut(CHUNK));
+    for _ in 0..n.div_ceil(CHUNK) {
+        chunks.push(std::array::from_fn(|k| iters[k].next().expect("outputs have one length")));
+    }
+    let fill = |(c, mut chunk): (usize, [&mut [f64]; K])| {
+        let len = chunk.first().map_or(0, |o| o.len());
+        for i in 0..len {
+            for (o, v) in chunk.iter_mut().zip(f(c * CHUNK + i)) {
+                o[i] = v;
+            }
+        }
+    };
+    if chunks.len() <= 1 {
+        chunks.into_iter().enumerate().for_each(fill);
+    } else {
+        chunks.into_par_iter().enumerate().for_each(fill);
+    }
+}
+
 /// Usage over the root's usage, capped at 1; unset (NaN) for the root (`set_assoc_usage_norm`).
+pub(crate) fn norm_usage_at(usage: &[f64], i: usize) -> f64 {
+    let total = usage[0];
+    if i == 0 {
+        f64::NAN
+    } else if total == 0.0 {
+        0.0
+    } else {
+        (usage[i] / total).min(1.0)
+    }
+}
+
+/// [`norm_usage_at`] for every row.
 pub(crate) fn norm_usage(tree: &AssocTree) -> Vec<f64> {
     let usage = tree.raw_usage();
-    let total = usage[0];
     let mut out = vec![0.0; tree.len()];
-    par_fill(&mut out, |i| {
-        if i == 0 {
-            f64::NAN
-        } else if total == 0.0 {
-            0.0
-        } else {
-            (usage[i] / total).min(1.0)
-        }
-    });
+    par_fill(&mut out, |i| norm_usage_at(usage, i));
     out
 }

@@ -17,6 +17,9 @@ pub struct FsGroups {
     start: Vec<u32>,
     members: Vec<u32>,
     level_shares: Vec<u64>,
+    users_below: Vec<u32>,
+    is_user: Vec<bool>,
+    parent_flags: Vec<bool>,
 }
 
 impl FsGroups {
@@ -68,7 +71,17 @@ impl FsGroups {
         }
         start.push(members.len() as u32);
 
-        FsGroups { fs_parent, start, members, level_shares }
+        // Bottom-up: every member of a group sits at a higher row than the group's owner.
+        let mut users_below = vec![0u32; n];
+        for x in (0..n).rev() {
+            users_below[x] = if is_user[x] {
+                1
+            } else {
+                members[start[x] as usize..start[x + 1] as usize].iter().map(|&m| users_below[m as usize]).sum()
+            };
+        }
+
+        FsGroups { fs_parent, start, members, level_shares, users_below, is_user, parent_flags }
     }
 
     /// Fair-share parent of every row (the root's slot holds 0).
@@ -89,6 +102,22 @@ impl FsGroups {
     /// All group members, groups concatenated in owner row order.
     pub fn members(&self) -> &[u32] {
         &self.members
+    }
+
+    /// Users visited below each row in a depth-first walk of the groups: 1 for a user, the sum over
+    /// its group for an account (0 for a `parent` account, whose users sit in its owner's group).
+    pub fn users_below(&self) -> &[u32] {
+        &self.users_below
+    }
+
+    /// The tree's user flags, one byte per row, for kernels that index them per row.
+    pub fn user_flags(&self) -> &[bool] {
+        &self.is_user
+    }
+
+    /// The tree's `parent` share flags, one byte per row.
+    pub fn parent_flags(&self) -> &[bool] {
+        &self.parent_flags
     }
 
     /// The level shares an association competes with: those of its fair-share parent's group.
