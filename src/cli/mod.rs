@@ -123,11 +123,11 @@ impl TreeSettings {
     }
 
     fn load(&self) -> Result<(AssocTree, FairShare)> {
-        let input = match self.given_input()? {
-            Some(input) => input,
-            None => self.default_input()?,
+        let tree = match (&self.path, self.set_shares.is_empty()) {
+            (Some(p), true) => fairshare::io::read_tree(p, self.format)?,
+            (Some(_), false) => AssocTree::build(self.given_input()?.expect("a path was given"))?,
+            (None, _) => AssocTree::build(self.default_input()?)?,
         };
-        let tree = AssocTree::build(input)?;
         let result = fs::compute(&tree, &self.params)?;
         Ok((tree, result))
     }

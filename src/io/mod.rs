@@ -125,7 +125,15 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
 /// # Errors
 /// As the format's reader and [`AssocTree::build`].
 pub fn read_tree(path: &Path, format: Option<TreeFormat>) -> Result<AssocTree> {
-    AssocTree::build(read_tree_input(path, format)?)
+    let format = match format {
+        Some(f) => f,
+        None => TreeFormat::detect(path)?,
+    };
+    match format {
+        // Columns straight into the tree: no record per row.
+        TreeFormat::Parquet => AssocTree::from_columns(parquet_tree::read_columns(path)?),
+        _ => AssocTree::build(read_tree_input(path, Some(format))?),
+    }
 }
 
 /// The embedded default site, as assoc-csv: a campus cluster in the manner of the seed site (lab

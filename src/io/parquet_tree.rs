@@ -11,99 +11,138 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array,
-};
-use arrow::compute::cast;
-use arrow::datatypes::{DataType, Field, Float64Type, Schema, UInt32Type, UInt64Type};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow::compute::{cast, concat};
+use arrow::datatypes::{DataType, UInt64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::metadata::KeyValue;
 
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
-use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
+use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeColumns, TreeInput, records_batch};
 
-/// Reads a tree from a Parquet file.
+/// Reads a tree from a Parquet file as records (for the paths that edit them).
+///
+/// # Errors
+/// As [`read_columns`].
+pub fn read(path: &Path) -> Result<TreeInput> {
+    Ok(read_columns(path)?.into_input())
+}
+
+/// Reads a tree from a Parquet file as columns, ready for
+/// [`AssocTree::from_columns`](crate::tree::AssocTree::from_columns) without a record per row.
 ///
 /// # Errors
 /// Not Parquet, a missing column, or a null where a value is required, with its row (1-based).
-pub fn read(path: &Path) -> Result<TreeInput> {
+pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-    // The row count is in the footer: one allocation instead of doubling (and copying) a vector
-    // of 10^7 records.
     let rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
     crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
-    let mut records = Vec::with_capacity(rows as usize);
-    let reader = builder.with_batch_size(64 * 1024).build().map_err(|e| Error::format(path, e))?;
+    // One batch for the whole file: the columns are decoded in place, with no copy to concatenate.
+    let reader = builder.with_batch_size((rows as usize).max(1)).build().map_err(|e| Error::format(path, e))?;
+    let mut batches = Vec::new();
     let mut row = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| Error::format(path, e))?;
-        read_batch(path, &batch, &mut row, &mut records)?;
+        batches.push(canonical_columns(path, &batch, row)?);
+        row += batch.num_rows() as u64;
     }
-    Ok(TreeInput {
+    let column = |i: usize| -> Result<ArrayRef> {
+        let parts: Vec<&dyn Array> = batches.iter().map(|b| b[i].as_ref()).collect();
+        if parts.is_empty() {
+            return Ok(arrow::array::new_empty_array(&CANONICAL_TYPES[i]));
+        }
+        concat(&parts).map_err(|e| Error::format(path, e))
+    };
+    Ok(TreeColumns {
         source: path.to_path_buf(),
-        records,
+        id: column(0)?.as_primitive().clone(),
+        parent_id: column(1)?.as_primitive().clone(),
+        account: column(2)?.as_string().clone(),
+        user: column(3)?.as_string().clone(),
+        partition: column(4)?.as_string().clone(),
+        shares: column(5)?.as_primitive().clone(),
+        parent_shares: column(6)?.as_boolean().clone(),
+        usage: column(7)?.as_primitive().clone(),
+        priority: column(8)?.as_primitive().clone(),
+        lines: None,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
     })
 }
 
-fn column(
-    path: &Path,
-    batch: &RecordBatch,
-    names: &[&str],
-    to: &DataType,
-) -> Result<Option<std::sync::Arc<dyn Array>>> {
+/// Types of the canonical columns, in [`TreeColumns`] order.
+const CANONICAL_TYPES: [DataType; 9] = [
+    DataType::UInt64,
+    DataType::UInt64,
+    DataType::Utf8,
+    DataType::Utf8,
+    DataType::Utf8,
+    DataType::UInt64,
+    DataType::Boolean,
+    DataType::Float64,
+    DataType::UInt32,
+];
+
+fn column(path: &Path, batch: &RecordBatch, names: &[&str], to: &DataType) -> Result<Option<ArrayRef>> {
     let Some(c) = names.iter().find_map(|n| batch.column_by_name(n)) else { return Ok(None) };
     cast(c, to).map(Some).map_err(|e| Error::format(path, format!("column {:?}: {e}", names[0])))
 }
 
-fn read_batch(path: &Path, batch: &RecordBatch, row: &mut u64, out: &mut Vec<AssocRecord>) -> Result<()> {
-    let required = |names: &[&str], to: &DataType| -> Result<std::sync::Arc<dyn Array>> {
+/// One batch as the canonical columns, checked: `rows_before` rows came before it.
+fn canonical_columns(path: &Path, batch: &RecordBatch, rows_before: u64) -> Result<[ArrayRef; 9]> {
+    let required = |names: &[&str], to: &DataType| -> Result<ArrayRef> {
         column(path, batch, names, to)?
             .ok_or_else(|| Error::input(path, None, format!("missing column {:?}", names[0])))
     };
+    let n = batch.num_rows();
     let id = required(&["id"], &DataType::UInt64)?;
     let parent = required(&["parent_id"], &DataType::UInt64)?;
     let account = required(&["account"], &DataType::Utf8)?;
     let user = required(&["user"], &DataType::Utf8)?;
     let shares = required(&["shares", "raw_shares"], &DataType::UInt64)?;
     let usage = required(&["usage", "raw_usage"], &DataType::Float64)?;
-    let parent_shares = column(path, batch, &["parent_shares"], &DataType::Boolean)?;
+    let parent_shares = column(path, batch, &["parent_shares"], &DataType::Boolean)?
+        .map(|a| a.as_boolean().iter().map(|v| Some(v == Some(true))).collect::<BooleanArray>())
+        .unwrap_or_else(|| BooleanArray::from(vec![false; n]));
     let partition = column(path, batch, &["partition"], &DataType::Utf8)?;
-    let priority = column(path, batch, &["priority"], &DataType::UInt32)?;
-    let (id, parent) = (id.as_primitive::<UInt64Type>(), parent.as_primitive::<UInt64Type>());
-    let (account, user) = (account.as_string::<i32>(), user.as_string::<i32>());
-    let (shares, usage) = (shares.as_primitive::<UInt64Type>(), usage.as_primitive::<Float64Type>());
-    let parent_shares = parent_shares.as_ref().map(|a| a.as_boolean().clone());
-    let partition = partition.as_ref().map(|a| a.as_string::<i32>().clone());
-    let priority = priority.as_ref().map(|a| a.as_primitive::<UInt32Type>().clone());
-    for i in 0..batch.num_rows() {
-        *row += 1;
-        let err = |m: &str| Error::input(path, *row, format!("row {}: {m}", *row));
+    let priority = column(path, batch, &["priority"], &DataType::UInt32)?
+        .unwrap_or_else(|| arrow::array::new_null_array(&DataType::UInt32, n));
+    let shares_in = shares.as_primitive::<UInt64Type>();
+    for i in 0..n {
+        let row = rows_before + i as u64 + 1;
+        let err = |m: &str| Error::input(path, row, format!("row {row}: {m}"));
         if id.is_null(i) || account.is_null(i) || usage.is_null(i) {
             return Err(err("id, account and usage must not be null"));
         }
-        let is_parent = parent_shares.as_ref().is_some_and(|p| p.is_valid(i) && p.value(i));
-        if !is_parent && shares.is_null(i) {
+        if !parent_shares.value(i) && shares_in.is_null(i) {
             return Err(err("shares is null (set parent_shares for FairShare=parent)"));
         }
-        let text =
-            |a: &arrow::array::StringArray| (a.is_valid(i) && !a.value(i).is_empty()).then(|| a.value(i).to_string());
-        out.push(AssocRecord {
-            id: id.value(i),
-            parent_id: parent.is_valid(i).then(|| parent.value(i)),
-            account: account.value(i).to_string(),
-            user: text(user),
-            partition: partition.as_ref().and_then(text),
-            shares: if is_parent { Shares::Parent } else { Shares::Value(shares.value(i)) },
-            usage: usage.value(i),
-            priority: priority.as_ref().and_then(|p| p.is_valid(i).then(|| p.value(i))),
-            line: *row,
-        });
     }
-    Ok(())
+    // `parent` rows hold 0 shares; empty names are absent ones.
+    let shares =
+        UInt64Array::from_iter_values((0..n).map(|i| if parent_shares.value(i) { 0 } else { shares_in.value(i) }));
+    let absent_if_empty = |a: &ArrayRef| -> ArrayRef {
+        let s = a.as_string::<i32>();
+        if s.iter().any(|v| v == Some("")) {
+            Arc::new(s.iter().map(|v| v.filter(|v| !v.is_empty())).collect::<StringArray>())
+        } else {
+            a.clone()
+        }
+    };
+    let partition = partition.map_or_else(|| arrow::array::new_null_array(&DataType::Utf8, n), |p| absent_if_empty(&p));
+    Ok([
+        id,
+        parent,
+        account,
+        absent_if_empty(&user),
+        partition,
+        Arc::new(shares),
+        Arc::new(parent_shares),
+        usage,
+        priority,
+    ])
 }
 
 /// Writes `records` as canonical tree Parquet (ZSTD), atomically.
@@ -117,39 +156,13 @@ fn read_batch(path: &Path, batch: &RecordBatch, row: &mut u64, out: &mut Vec<Ass
 /// # Errors
 /// I/O or encoding errors naming `path`; the target is then untouched.
 pub fn write(path: &Path, records: &[AssocRecord], metadata: Vec<KeyValue>) -> Result<()> {
-    write_parquet(path, &record_batch(records), metadata)
-}
-
-/// The canonical tree columns of `records` as one record batch.
-fn record_batch(records: &[AssocRecord]) -> RecordBatch {
-    let shares = |r: &AssocRecord| match r.shares {
-        Shares::Value(v) => v,
-        Shares::Parent => 0,
-    };
-    let columns: Vec<(&str, ArrayRef, bool)> = vec![
-        ("id", Arc::new(UInt64Array::from_iter_values(records.iter().map(|r| r.id))), false),
-        ("parent_id", Arc::new(records.iter().map(|r| r.parent_id).collect::<UInt64Array>()), true),
-        ("account", Arc::new(StringArray::from_iter_values(records.iter().map(|r| r.account.as_str()))), false),
-        ("user", Arc::new(records.iter().map(|r| r.user.as_deref()).collect::<StringArray>()), true),
-        ("partition", Arc::new(records.iter().map(|r| r.partition.as_deref()).collect::<StringArray>()), true),
-        ("shares", Arc::new(UInt64Array::from_iter_values(records.iter().map(shares))), false),
-        (
-            "parent_shares",
-            Arc::new(records.iter().map(|r| Some(r.shares == Shares::Parent)).collect::<BooleanArray>()),
-            false,
-        ),
-        ("usage", Arc::new(Float64Array::from_iter_values(records.iter().map(|r| r.usage))), false),
-        ("priority", Arc::new(records.iter().map(|r| r.priority).collect::<UInt32Array>()), true),
-    ];
-    let fields: Vec<Field> =
-        columns.iter().map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable)).collect();
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns.into_iter().map(|(_, a, _)| a).collect())
-        .expect("columns match their schema by construction")
+    write_parquet(path, &records_batch(records), metadata)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::Shares;
 
     fn record(id: u64, parent_id: Option<u64>, user: Option<&str>, shares: Shares, usage: f64) -> AssocRecord {
         AssocRecord {

@@ -9,11 +9,14 @@ use arrow::array::{
     UInt64Array,
 };
 use arrow::datatypes::UInt32Type;
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::compute_leaves;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+use rayon::prelude::*;
 
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -110,20 +113,65 @@ pub fn jobs_metadata(formula: &str, algorithm: Algorithm, now: i64) -> Vec<KeyVa
     .collect()
 }
 
+/// Rows per row group.
+const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// ZSTD level of every Parquet output.
+const ZSTD_LEVEL: i32 = 1;
+
 /// Writes `batch` to `path` atomically, ZSTD-compressed, with `metadata`.
+///
+/// Row groups of [`ROW_GROUP_ROWS`] rows are encoded and compressed column by column across rayon,
+/// a few row groups at a time, and appended in order: each column chunk is encoded on its own, so
+/// the bytes do not depend on the thread count.
 ///
 /// # Errors
 /// I/O or encoding errors naming `path`; the target is then untouched.
 pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) -> Result<()> {
     let file = AtomicFile::create(path)?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
-        .set_max_row_group_row_count(Some(1 << 20))
-        .set_key_value_metadata(Some(metadata))
-        .build();
+    let schema = batch.schema();
+    let mut props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_key_value_metadata(Some(metadata));
+    // Floats and 64-bit ids are nearly all distinct: a dictionary attempt would only be thrown away.
+    for field in schema.fields() {
+        if matches!(field.data_type(), DataType::Float64 | DataType::UInt64 | DataType::Int64) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+        }
+    }
+    let props = props.build();
     let enc = |e: parquet::errors::ParquetError| Error::format(path, e);
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(enc)?;
-    writer.write(batch).map_err(enc)?;
+    let (mut writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        .and_then(ArrowWriter::into_serialized_writer)
+        .map_err(enc)?;
+    let groups: Vec<usize> = (0..batch.num_rows().div_ceil(ROW_GROUP_ROWS)).collect();
+    for wave in groups.chunks(rayon::current_num_threads().max(1)) {
+        let mut tasks = Vec::new();
+        for &g in wave {
+            let rows = batch.slice(g * ROW_GROUP_ROWS, ROW_GROUP_ROWS.min(batch.num_rows() - g * ROW_GROUP_ROWS));
+            let writers = factory.create_column_writers(g).map_err(enc)?;
+            tasks.extend(writers.into_iter().zip(schema.fields().iter().zip(rows.columns().to_vec())));
+        }
+        let chunks = tasks
+            .into_par_iter()
+            .map(|(mut w, (field, column))| {
+                for leaf in compute_leaves(field, &column)? {
+                    w.write(&leaf)?;
+                }
+                w.close()
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(enc)?;
+        let mut chunks = chunks.into_iter();
+        for _ in wave {
+            let mut row_group = writer.next_row_group().map_err(enc)?;
+            for chunk in chunks.by_ref().take(schema.fields().len()) {
+                chunk.append_to_row_group(&mut row_group).map_err(enc)?;
+            }
+            row_group.close().map_err(enc)?;
+        }
+    }
     writer.into_inner().map_err(enc)?.commit()
 }
 

@@ -11,19 +11,21 @@
 //! [<partition>/]` for users, byte order), so an account's users come first by name, then its
 //! sub-accounts by name. flux-accounting keeps the order its reader produced.
 
+mod build;
 mod fs;
 
+pub use build::TreeColumns;
+pub(crate) use build::records_batch;
 pub use fs::FsGroups;
 
-use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array, UInt64Array};
 use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Raw shares of an association: a number, or Slurm's `FairShare=parent`.
 ///
@@ -149,119 +151,7 @@ impl AssocTree {
     /// # Ok::<(), fairshare::Error>(())
     /// ```
     pub fn build(input: TreeInput) -> Result<Self> {
-        let TreeInput { source, records, sibling_order, account_usage } = input;
-        let n = records.len();
-        if n == 0 {
-            return Err(Error::input(&source, None, "no associations in the input"));
-        }
-        if n > u32::MAX as usize - 1 {
-            return Err(Error::input(&source, None, format!("{n} associations exceed the supported 2^32-2")));
-        }
-        for r in &records {
-            if !r.usage.is_finite() || r.usage < 0.0 {
-                return Err(Error::input(&source, r.line, format!("usage {} is not a non-negative number", r.usage)));
-            }
-        }
-        let children = link_children(&source, &records)?;
-        let root = find_root(&source, &records)?;
-
-        // Breadth-first layout; children sorted per parent as the emulated system orders them.
-        let mut order: Vec<u32> = Vec::with_capacity(n);
-        let mut child_start = vec![0u32; n];
-        let mut child_count = vec![0u32; n];
-        let mut depth = vec![0u32; n];
-        let mut parent = vec![0u32; n];
-        let mut level_offsets = vec![0u32];
-        order.push(root as u32);
-        let mut head = 0usize;
-        let mut level_end = 1usize;
-        let mut kids: Vec<u32> = Vec::new();
-        while head < order.len() {
-            let old = order[head] as usize;
-            kids.clear();
-            kids.extend_from_slice(&children[old]);
-            if sibling_order == SiblingOrder::Lineage {
-                kids.sort_by(|&a, &b| lineage_cmp(&records[a as usize], &records[b as usize]));
-                check_duplicate_users(&source, &records, &kids)?;
-            } else {
-                let mut by_name = kids.clone();
-                by_name.sort_by(|&a, &b| lineage_cmp(&records[a as usize], &records[b as usize]));
-                check_duplicate_users(&source, &records, &by_name)?;
-            }
-            child_start[head] = order.len() as u32;
-            child_count[head] = kids.len() as u32;
-            for &k in &kids {
-                parent[order.len()] = head as u32;
-                depth[order.len()] = depth[head] + 1;
-                order.push(k);
-            }
-            head += 1;
-            if head == level_end && head < order.len() {
-                level_offsets.push(head as u32);
-                level_end = order.len();
-            }
-        }
-        level_offsets.push(order.len() as u32);
-        if order.len() != n {
-            // Rows not reached from the root hang off a cycle.
-            let mut reached = vec![false; n];
-            for &o in &order {
-                reached[o as usize] = true;
-            }
-            let first = (0..n).filter(|&i| !reached[i]).min_by_key(|&i| records[i].line).unwrap_or(0);
-            let r = &records[first];
-            return Err(Error::input(
-                &source,
-                r.line,
-                format!("association {} is not reachable from the root: its parent chain forms a cycle", r.id),
-            ));
-        }
-
-        let mut is_user = Vec::with_capacity(n);
-        let mut usage = vec![0.0f64; n];
-        for (new, &old) in order.iter().enumerate() {
-            let r = &records[old as usize];
-            is_user.push(r.is_user());
-            if r.is_user() || account_usage == AccountUsage::Given {
-                usage[new] = r.usage;
-            }
-        }
-        if account_usage == AccountUsage::SumOfUsers {
-            // Bottom-up: a parent always sits at a lower row than its children.
-            for i in (1..n).rev() {
-                let p = parent[i] as usize;
-                usage[p] += usage[i];
-            }
-        }
-        let total: f64 = usage[0];
-        let usage_is_integral =
-            order.iter().zip(&is_user).all(|(&old, &u)| !u || records[old as usize].usage.fract() == 0.0)
-                && total < 9_007_199_254_740_992.0;
-
-        let rec = |new: usize| &records[order[new] as usize];
-        let tree = AssocTree {
-            id: UInt64Array::from_iter_values((0..n).map(|i| rec(i).id)),
-            parent: UInt32Array::from_iter((0..n).map(|i| (i > 0).then_some(parent[i]))),
-            depth: UInt32Array::from(depth),
-            child_start: UInt32Array::from(child_start),
-            child_count: UInt32Array::from(child_count),
-            user_count: is_user.iter().filter(|&&u| u).count(),
-            is_user: BooleanArray::from(is_user),
-            account: StringArray::from_iter_values((0..n).map(|i| rec(i).account.as_str())),
-            user: StringArray::from_iter((0..n).map(|i| rec(i).user.as_deref())),
-            partition: StringArray::from_iter((0..n).map(|i| rec(i).partition.as_deref())),
-            raw_shares: UInt64Array::from_iter_values((0..n).map(|i| match rec(i).shares {
-                Shares::Value(v) => v,
-                Shares::Parent => 0,
-            })),
-            parent_shares: BooleanArray::from_iter((0..n).map(|i| Some(i > 0 && rec(i).shares == Shares::Parent))),
-            raw_usage: Float64Array::from(usage),
-            priority: UInt32Array::from_iter((0..n).map(|i| rec(i).priority)),
-            level_offsets,
-            usage_is_integral,
-            fs_groups: OnceLock::new(),
-        };
-        Ok(tree)
+        Self::from_columns(TreeColumns::from_input(input))
     }
 
     /// Number of associations (rows).
@@ -454,104 +344,4 @@ impl AssocTree {
     pub fn parent_id(&self, row: usize) -> Option<u64> {
         (row > 0).then(|| self.id.value(self.parent.value(row) as usize))
     }
-}
-
-/// Compares two siblings by Slurm lineage segment: `0-<user>/[<partition>/]` for users,
-/// `<account>/` for accounts, as bytes, without building the strings.
-fn lineage_cmp(a: &AssocRecord, b: &AssocRecord) -> Ordering {
-    fn segment(r: &AssocRecord) -> impl Iterator<Item = u8> + '_ {
-        let (prefix, name): (&[u8], &str) = match &r.user {
-            Some(u) => (b"0-", u.as_str()),
-            None => (b"", r.account.as_str()),
-        };
-        let part = r.user.as_ref().and(r.partition.as_deref()).unwrap_or("");
-        let part_slash: &[u8] = if part.is_empty() { b"" } else { b"/" };
-        prefix.iter().chain(name.as_bytes()).chain(b"/").chain(part.as_bytes()).chain(part_slash).copied()
-    }
-    segment(a).cmp(segment(b))
-}
-
-/// Fails on two user associations with the same user and partition among lineage-sorted siblings.
-fn check_duplicate_users(source: &Path, records: &[AssocRecord], sorted: &[u32]) -> Result<()> {
-    for w in sorted.windows(2) {
-        let (a, b) = (&records[w[0] as usize], &records[w[1] as usize]);
-        if a.is_user() && lineage_cmp(a, b) == Ordering::Equal {
-            let (first, second) = if a.line <= b.line { (a, b) } else { (b, a) };
-            let user = second.user.as_deref().unwrap_or("");
-            return Err(Error::input(
-                source,
-                second.line,
-                format!(
-                    "duplicate association: user {user} in account {} (first on line {})",
-                    second.account, first.line
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Children lists (record indices) per record, with the structural checks that need the id map.
-fn link_children(source: &Path, records: &[AssocRecord]) -> Result<Vec<Vec<u32>>> {
-    let mut by_id: std::collections::HashMap<u64, u32> = std::collections::HashMap::with_capacity(records.len());
-    for (i, r) in records.iter().enumerate() {
-        if let Some(prev) = by_id.insert(r.id, i as u32) {
-            let p = &records[prev as usize];
-            return Err(Error::input(source, r.line, format!("duplicate id {} (first on line {})", r.id, p.line)));
-        }
-    }
-    let mut children: Vec<Vec<u32>> = vec![Vec::new(); records.len()];
-    for (i, r) in records.iter().enumerate() {
-        let Some(pid) = r.parent_id else { continue };
-        let Some(&p) = by_id.get(&pid) else {
-            return Err(Error::input(source, r.line, format!("parent {pid} of association {} does not exist", r.id)));
-        };
-        let pr = &records[p as usize];
-        if pr.is_user() {
-            return Err(Error::input(
-                source,
-                r.line,
-                format!("parent {pid} is a user association (line {}); only accounts have children", pr.line),
-            ));
-        }
-        if r.is_user() && r.account != pr.account {
-            return Err(Error::input(
-                source,
-                r.line,
-                format!(
-                    "user {} is in account {:?} but its parent {pid} is account {:?}",
-                    r.user.as_deref().unwrap_or(""),
-                    r.account,
-                    pr.account
-                ),
-            ));
-        }
-        children[p as usize].push(i as u32);
-    }
-    // Account names are unique in a cluster; duplicate users can only be siblings (checked in `build`).
-    let mut accounts: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
-    for r in records.iter().filter(|r| !r.is_user()) {
-        if let Some(first) = accounts.insert(r.account.as_str(), r.line) {
-            return Err(Error::input(
-                source,
-                r.line,
-                format!("duplicate association: account {} (first on line {first})", r.account),
-            ));
-        }
-    }
-    Ok(children)
-}
-
-fn find_root(source: &Path, records: &[AssocRecord]) -> Result<usize> {
-    let mut roots = records.iter().enumerate().filter(|(_, r)| r.parent_id.is_none());
-    let Some((root, r)) = roots.next() else {
-        return Err(Error::input(source, None, "no root association (a row with an empty parent)"));
-    };
-    if let Some((_, second)) = roots.next() {
-        return Err(Error::input(source, second.line, format!("a second root (the first is on line {})", r.line)));
-    }
-    if r.is_user() {
-        return Err(Error::input(source, r.line, "the root must be an account, not a user"));
-    }
-    Ok(root)
 }

@@ -1,0 +1,482 @@
+//! Validation and breadth-first layout of a tree given as columns ([`TreeColumns`]).
+//!
+//! Every reader's records become columns (readers of columnar files produce them directly), so one
+//! build serves all formats: ids are mapped with a dense table when they are compact (a hash map
+//! otherwise), children are linked in one counting pass (no per-row vectors), and the output
+//! columns are gathered from the input columns with Arrow's `take`.
+
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow::compute::take;
+use arrow::datatypes::{Field, Schema};
+
+use super::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
+use crate::error::{Error, Result};
+
+/// The canonical tree columns of one input, in file order, before validation.
+///
+/// `user` and `partition` are null where absent (never empty strings); `shares` holds 0 where
+/// `parent_shares` is set.
+#[derive(Clone, Debug)]
+pub struct TreeColumns {
+    /// The file the rows came from (for error messages).
+    pub source: PathBuf,
+    /// Association ids, unique.
+    pub id: UInt64Array,
+    /// The parent's id; null for the root.
+    pub parent_id: UInt64Array,
+    /// Account name (for a user row, its account).
+    pub account: StringArray,
+    /// User name; null for an account row.
+    pub user: StringArray,
+    /// Partition of a per-partition user association.
+    pub partition: StringArray,
+    /// Raw shares (0 where `parent_shares`).
+    pub shares: UInt64Array,
+    /// Slurm's `FairShare=parent`.
+    pub parent_shares: BooleanArray,
+    /// Raw usage (see [`AccountUsage`] for account rows).
+    pub usage: Float64Array,
+    /// Association priority, where given.
+    pub priority: UInt32Array,
+    /// The line or row of each row in its file; `None` when row `i` is line `i + 1`.
+    pub lines: Option<Vec<u64>>,
+    /// Sibling order to build.
+    pub sibling_order: SiblingOrder,
+    /// Where account usage comes from.
+    pub account_usage: AccountUsage,
+}
+
+impl TreeColumns {
+    /// The columns of `input`'s records.
+    pub fn from_input(input: TreeInput) -> Self {
+        let TreeInput { source, records, sibling_order, account_usage } = input;
+        let batch = records_batch(&records);
+        let col = |i: usize| batch.column(i).clone();
+        TreeColumns {
+            source,
+            id: downcast(col(0)),
+            parent_id: downcast(col(1)),
+            account: downcast(col(2)),
+            user: downcast(col(3)),
+            partition: downcast(col(4)),
+            shares: downcast(col(5)),
+            parent_shares: downcast(col(6)),
+            usage: downcast(col(7)),
+            priority: downcast(col(8)),
+            lines: Some(records.iter().map(|r| r.line).collect()),
+            sibling_order,
+            account_usage,
+        }
+    }
+
+    /// The rows as records, for the paths that edit them (what-if shares, charged usage).
+    pub fn into_input(self) -> TreeInput {
+        let records = (0..self.len())
+            .map(|i| AssocRecord {
+                id: self.id.value(i),
+                parent_id: self.parent_id.is_valid(i).then(|| self.parent_id.value(i)),
+                account: self.account.value(i).to_string(),
+                user: self.user(i).map(str::to_string),
+                partition: self.partition.is_valid(i).then(|| self.partition.value(i).to_string()),
+                shares: if self.parent_shares.value(i) { Shares::Parent } else { Shares::Value(self.shares.value(i)) },
+                usage: self.usage.value(i),
+                priority: self.priority.is_valid(i).then(|| self.priority.value(i)),
+                line: self.line(i),
+            })
+            .collect();
+        TreeInput { source: self.source, records, sibling_order: self.sibling_order, account_usage: self.account_usage }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.id.len()
+    }
+
+    /// True without rows.
+    pub fn is_empty(&self) -> bool {
+        self.id.is_empty()
+    }
+
+    /// The line (or row) of row `i`, for messages.
+    pub fn line(&self, i: usize) -> u64 {
+        self.lines.as_ref().map_or(i as u64 + 1, |l| l[i])
+    }
+
+    fn user(&self, i: usize) -> Option<&str> {
+        self.user.is_valid(i).then(|| self.user.value(i))
+    }
+
+    fn is_user(&self, i: usize) -> bool {
+        self.user.is_valid(i)
+    }
+
+    /// Compares two rows by Slurm lineage segment: `0-<user>/[<partition>/]` for users,
+    /// `<account>/` for accounts, as bytes, without building the strings.
+    fn lineage_cmp(&self, a: usize, b: usize) -> Ordering {
+        let segment = |r: usize| {
+            let (prefix, name): (&[u8], &str) = match self.user(r) {
+                Some(u) => (b"0-", u),
+                None => (b"", self.account.value(r)),
+            };
+            let part = if self.is_user(r) && self.partition.is_valid(r) { self.partition.value(r) } else { "" };
+            let part_slash: &[u8] = if part.is_empty() { b"" } else { b"/" };
+            prefix.iter().chain(name.as_bytes()).chain(b"/").chain(part.as_bytes()).chain(part_slash).copied()
+        };
+        segment(a).cmp(segment(b))
+    }
+
+    /// The canonical columns as one record batch (names as the Parquet tree format has them).
+    pub fn to_record_batch(&self) -> RecordBatch {
+        canonical_batch([
+            Arc::new(self.id.clone()),
+            Arc::new(self.parent_id.clone()),
+            Arc::new(self.account.clone()),
+            Arc::new(self.user.clone()),
+            Arc::new(self.partition.clone()),
+            Arc::new(self.shares.clone()),
+            Arc::new(self.parent_shares.clone()),
+            Arc::new(self.usage.clone()),
+            Arc::new(self.priority.clone()),
+        ])
+    }
+}
+
+/// Names and nullability of the canonical columns, in [`TreeColumns::to_record_batch`] order.
+const CANONICAL: [(&str, bool); 9] = [
+    ("id", false),
+    ("parent_id", true),
+    ("account", false),
+    ("user", true),
+    ("partition", true),
+    ("shares", false),
+    ("parent_shares", false),
+    ("usage", false),
+    ("priority", true),
+];
+
+fn canonical_batch(columns: [ArrayRef; 9]) -> RecordBatch {
+    let fields: Vec<Field> = CANONICAL
+        .iter()
+        .zip(&columns)
+        .map(|((name, nullable), a)| Field::new(*name, a.data_type().clone(), *nullable))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns.to_vec())
+        .expect("columns match their schema by construction")
+}
+
+/// The canonical columns of `records` as one record batch.
+pub(crate) fn records_batch(records: &[AssocRecord]) -> RecordBatch {
+    let shares = |r: &AssocRecord| match r.shares {
+        Shares::Value(v) => v,
+        Shares::Parent => 0,
+    };
+    fn text(s: Option<&str>) -> Option<&str> {
+        s.filter(|s| !s.is_empty())
+    }
+    canonical_batch([
+        Arc::new(UInt64Array::from_iter_values(records.iter().map(|r| r.id))),
+        Arc::new(records.iter().map(|r| r.parent_id).collect::<UInt64Array>()),
+        Arc::new(StringArray::from_iter_values(records.iter().map(|r| r.account.as_str()))),
+        Arc::new(records.iter().map(|r| text(r.user.as_deref())).collect::<StringArray>()),
+        Arc::new(records.iter().map(|r| text(r.partition.as_deref())).collect::<StringArray>()),
+        Arc::new(UInt64Array::from_iter_values(records.iter().map(shares))),
+        Arc::new(records.iter().map(|r| Some(r.shares == Shares::Parent)).collect::<BooleanArray>()),
+        Arc::new(Float64Array::from_iter_values(records.iter().map(|r| r.usage))),
+        Arc::new(records.iter().map(|r| r.priority).collect::<UInt32Array>()),
+    ])
+}
+
+fn downcast<T: Array + Clone + 'static>(a: ArrayRef) -> T {
+    a.as_any().downcast_ref::<T>().expect("canonical column types by construction").clone()
+}
+
+/// Row of every id: a table indexed by id when ids are compact (as most files number them), a
+/// hash map otherwise.
+enum IdIndex {
+    Dense(Vec<u32>),
+    Sparse(hashbrown::HashMap<u64, u32, foldhash::fast::FixedState>),
+}
+
+impl IdIndex {
+    /// Maps `ids`; on a repeated id, returns the rows of its first and second occurrence.
+    fn new(ids: &[u64]) -> std::result::Result<Self, (usize, usize)> {
+        const NONE: u32 = u32::MAX;
+        let max = ids.iter().copied().max().unwrap_or(0);
+        if max < 2 * ids.len() as u64 + 1024 {
+            let mut rows = vec![NONE; max as usize + 1];
+            for (i, &id) in ids.iter().enumerate() {
+                let slot = &mut rows[id as usize];
+                if *slot != NONE {
+                    return Err((*slot as usize, i));
+                }
+                *slot = i as u32;
+            }
+            Ok(IdIndex::Dense(rows))
+        } else {
+            let mut rows = hashbrown::HashMap::with_capacity_and_hasher(ids.len(), Default::default());
+            for (i, &id) in ids.iter().enumerate() {
+                if let Some(first) = rows.insert(id, i as u32) {
+                    return Err((first as usize, i));
+                }
+            }
+            Ok(IdIndex::Sparse(rows))
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<usize> {
+        match self {
+            IdIndex::Dense(rows) => rows.get(id as usize).filter(|&&r| r != u32::MAX).map(|&r| r as usize),
+            IdIndex::Sparse(rows) => rows.get(&id).map(|&r| r as usize),
+        }
+    }
+}
+
+impl AssocTree {
+    /// Validates `cols` and lays them out breadth-first; [`AssocTree::build`] for columns.
+    ///
+    /// # Errors
+    /// As [`AssocTree::build`].
+    pub fn from_columns(cols: TreeColumns) -> Result<Self> {
+        let n = cols.len();
+        let source = &cols.source;
+        if n == 0 {
+            return Err(Error::input(source, None, "no associations in the input"));
+        }
+        if n > u32::MAX as usize - 1 {
+            return Err(Error::input(source, None, format!("{n} associations exceed the supported 2^32-2")));
+        }
+        let usage_in = cols.usage.values();
+        if let Some(i) = usage_in.iter().position(|u| !u.is_finite() || *u < 0.0) {
+            return Err(Error::input(
+                source,
+                cols.line(i),
+                format!("usage {} is not a non-negative number", usage_in[i]),
+            ));
+        }
+        let (child_off, child_rows) = link_children(&cols)?;
+        let root = find_root(&cols)?;
+        let children = |p: usize| &child_rows[child_off[p] as usize..child_off[p + 1] as usize];
+
+        // Breadth-first layout; children sorted per parent as the emulated system orders them.
+        let mut order: Vec<u32> = Vec::with_capacity(n);
+        let mut child_start = vec![0u32; n];
+        let mut child_count = vec![0u32; n];
+        let mut depth = vec![0u32; n];
+        let mut parent = vec![0u32; n];
+        let mut level_offsets = vec![0u32];
+        order.push(root as u32);
+        let mut head = 0usize;
+        let mut level_end = 1usize;
+        let mut kids: Vec<u32> = Vec::new();
+        let mut by_name: Vec<u32> = Vec::new();
+        let by_lineage = |v: &mut Vec<u32>| {
+            if !v.is_sorted_by(|&a, &b| cols.lineage_cmp(a as usize, b as usize) != Ordering::Greater) {
+                v.sort_by(|&a, &b| cols.lineage_cmp(a as usize, b as usize));
+            }
+        };
+        while head < order.len() {
+            let old = order[head] as usize;
+            kids.clear();
+            kids.extend_from_slice(children(old));
+            if cols.sibling_order == SiblingOrder::Lineage {
+                by_lineage(&mut kids);
+                check_duplicate_users(&cols, &kids)?;
+            } else {
+                by_name.clear();
+                by_name.extend_from_slice(&kids);
+                by_lineage(&mut by_name);
+                check_duplicate_users(&cols, &by_name)?;
+            }
+            child_start[head] = order.len() as u32;
+            child_count[head] = kids.len() as u32;
+            for &k in &kids {
+                parent[order.len()] = head as u32;
+                depth[order.len()] = depth[head] + 1;
+                order.push(k);
+            }
+            head += 1;
+            if head == level_end && head < order.len() {
+                level_offsets.push(head as u32);
+                level_end = order.len();
+            }
+        }
+        level_offsets.push(order.len() as u32);
+        if order.len() != n {
+            // Rows not reached from the root hang off a cycle.
+            let mut reached = vec![false; n];
+            for &o in &order {
+                reached[o as usize] = true;
+            }
+            let first = (0..n).filter(|&i| !reached[i]).min_by_key(|&i| cols.line(i)).unwrap_or(0);
+            return Err(Error::input(
+                source,
+                cols.line(first),
+                format!(
+                    "association {} is not reachable from the root: its parent chain forms a cycle",
+                    cols.id.value(first)
+                ),
+            ));
+        }
+
+        let is_user: Vec<bool> = order.iter().map(|&old| cols.is_user(old as usize)).collect();
+        let mut usage: Vec<f64> = order
+            .iter()
+            .zip(&is_user)
+            .map(|(&old, &u)| if u || cols.account_usage == AccountUsage::Given { usage_in[old as usize] } else { 0.0 })
+            .collect();
+        if cols.account_usage == AccountUsage::SumOfUsers {
+            // Bottom-up: a parent always sits at a lower row than its children.
+            for i in (1..n).rev() {
+                let p = parent[i] as usize;
+                usage[p] += usage[i];
+            }
+        }
+        let usage_is_integral =
+            order.iter().zip(&is_user).all(|(&old, &u)| !u || usage_in[old as usize].fract() == 0.0)
+                && usage[0] < 9_007_199_254_740_992.0;
+
+        let indices = UInt32Array::from(order);
+        let gather = |a: &dyn Array| take(a, &indices, None).expect("indices are rows of the input");
+        let mut parent_shares: Vec<bool> =
+            indices.values().iter().map(|&old| cols.parent_shares.value(old as usize)).collect();
+        parent_shares[0] = false;
+        Ok(AssocTree {
+            id: downcast(gather(&cols.id)),
+            parent: UInt32Array::from_iter((0..n).map(|i| (i > 0).then_some(parent[i]))),
+            depth: UInt32Array::from(depth),
+            child_start: UInt32Array::from(child_start),
+            child_count: UInt32Array::from(child_count),
+            user_count: is_user.iter().filter(|&&u| u).count(),
+            is_user: BooleanArray::from(is_user),
+            account: downcast(gather(&cols.account)),
+            user: downcast(gather(&cols.user)),
+            partition: downcast(gather(&cols.partition)),
+            raw_shares: downcast(gather(&cols.shares)),
+            parent_shares: BooleanArray::from(parent_shares),
+            raw_usage: Float64Array::from(usage),
+            priority: downcast(gather(&cols.priority)),
+            level_offsets,
+            usage_is_integral,
+            fs_groups: OnceLock::new(),
+        })
+    }
+}
+
+/// Fails on two user associations with the same user and partition among lineage-sorted siblings.
+fn check_duplicate_users(cols: &TreeColumns, sorted: &[u32]) -> Result<()> {
+    for w in sorted.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        if cols.is_user(a) && cols.lineage_cmp(a, b) == Ordering::Equal {
+            let (first, second) = if cols.line(a) <= cols.line(b) { (a, b) } else { (b, a) };
+            return Err(Error::input(
+                &cols.source,
+                cols.line(second),
+                format!(
+                    "duplicate association: user {} in account {} (first on line {})",
+                    cols.user(second).unwrap_or(""),
+                    cols.account.value(second),
+                    cols.line(first)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Children (input rows) of every input row, as offsets into one array, in input order; with the
+/// structural checks that need the id map.
+fn link_children(cols: &TreeColumns) -> Result<(Vec<u32>, Vec<u32>)> {
+    let source = &cols.source;
+    let n = cols.len();
+    let index = IdIndex::new(cols.id.values()).map_err(|(first, second)| {
+        Error::input(
+            source,
+            cols.line(second),
+            format!("duplicate id {} (first on line {})", cols.id.value(second), cols.line(first)),
+        )
+    })?;
+    let mut parent_row = vec![u32::MAX; n];
+    for (i, slot) in parent_row.iter_mut().enumerate() {
+        if cols.parent_id.is_null(i) {
+            continue;
+        }
+        let pid = cols.parent_id.value(i);
+        let Some(p) = index.get(pid) else {
+            return Err(Error::input(
+                source,
+                cols.line(i),
+                format!("parent {pid} of association {} does not exist", cols.id.value(i)),
+            ));
+        };
+        if cols.is_user(p) {
+            return Err(Error::input(
+                source,
+                cols.line(i),
+                format!("parent {pid} is a user association (line {}); only accounts have children", cols.line(p)),
+            ));
+        }
+        if let Some(user) = cols.user(i)
+            && cols.account.value(i) != cols.account.value(p)
+        {
+            return Err(Error::input(
+                source,
+                cols.line(i),
+                format!(
+                    "user {user} is in account {:?} but its parent {pid} is account {:?}",
+                    cols.account.value(i),
+                    cols.account.value(p)
+                ),
+            ));
+        }
+        *slot = p as u32;
+    }
+    // Counting sort of the rows by parent keeps input order among siblings.
+    let mut child_off = vec![0u32; n + 1];
+    for &p in parent_row.iter().filter(|&&p| p != u32::MAX) {
+        child_off[p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        child_off[i + 1] += child_off[i];
+    }
+    let mut fill = child_off.clone();
+    let mut child_rows = vec![0u32; child_off[n] as usize];
+    for (i, &p) in parent_row.iter().enumerate().filter(|&(_, &p)| p != u32::MAX) {
+        child_rows[fill[p as usize] as usize] = i as u32;
+        fill[p as usize] += 1;
+    }
+    // Account names are unique in a cluster; duplicate users can only be siblings (checked in
+    // the layout).
+    let mut accounts: hashbrown::HashMap<&str, u64, foldhash::fast::FixedState> = Default::default();
+    for i in (0..n).filter(|&i| !cols.is_user(i)) {
+        if let Some(first) = accounts.insert(cols.account.value(i), cols.line(i)) {
+            return Err(Error::input(
+                source,
+                cols.line(i),
+                format!("duplicate association: account {} (first on line {first})", cols.account.value(i)),
+            ));
+        }
+    }
+    Ok((child_off, child_rows))
+}
+
+fn find_root(cols: &TreeColumns) -> Result<usize> {
+    let mut roots = (0..cols.len()).filter(|&i| cols.parent_id.is_null(i));
+    let Some(root) = roots.next() else {
+        return Err(Error::input(&cols.source, None, "no root association (a row with an empty parent)"));
+    };
+    if let Some(second) = roots.next() {
+        return Err(Error::input(
+            &cols.source,
+            cols.line(second),
+            format!("a second root (the first is on line {})", cols.line(root)),
+        ));
+    }
+    if cols.is_user(root) {
+        return Err(Error::input(&cols.source, cols.line(root), "the root must be an account, not a user"));
+    }
+    Ok(root)
+}
