@@ -13,9 +13,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
@@ -77,8 +78,16 @@ struct RawJob<'a> {
     time_limit: u32,
     nice: i32,
     site_factor: i32,
-    tres_req: &'a str,
+    tres_req: TresReq<'a>,
     urgency: u8,
+}
+
+/// A job's `tres_req` as a reader has it: text, or the kept counts already read (a Parquet
+/// dictionary value is read once for all the jobs that share it).
+#[derive(Clone, Copy)]
+enum TresReq<'a> {
+    Text(&'a str),
+    Read(&'a std::result::Result<Vec<u64>, String>),
 }
 
 /// Names as a reader has them: text (a comma list for partitions and QOS), or already interned.
@@ -184,14 +193,7 @@ impl PendingJobs {
             Some(f) => f,
             None => PendingFormat::detect(path)?,
         };
-        let mut jobs = PendingJobs {
-            source: path.to_path_buf(),
-            part_offsets: vec![0],
-            qos_offsets: vec![0],
-            tres: keep.to_vec(),
-            tres_req: vec![Vec::new(); keep.len()],
-            ..Default::default()
-        };
+        let mut jobs = PendingJobs::empty(path.to_path_buf(), keep.to_vec());
         let mut kept = KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] };
         let rows = match format {
             PendingFormat::Parquet => parquet_rows(path),
@@ -212,8 +214,15 @@ impl PendingJobs {
         if raw.user.is_empty() || raw.account.is_empty() || raw.partition.is_empty() {
             return Err(err("user, account and partition must not be empty".into()));
         }
-        read_kept_counts(raw.tres_req, &self.tres, &kept.names, &mut kept.counts)
-            .map_err(|m| err(format!("tres_req: {m}")))?;
+        match raw.tres_req {
+            TresReq::Text(t) => read_kept_counts(t, &self.tres, &kept.names, &mut kept.counts),
+            TresReq::Read(Ok(counts)) => {
+                kept.counts.copy_from_slice(counts);
+                Ok(())
+            }
+            TresReq::Read(Err(m)) => Err(m.clone()),
+        }
+        .map_err(|m| err(format!("tres_req: {m}")))?;
         self.job_id.push(raw.job_id);
         let (user_at, account_at) = (self.user.len(), self.account.len());
         raw.user.push_ids(&mut self.names, &mut self.user);
@@ -288,15 +297,15 @@ impl PendingJobs {
     fn read_parquet(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
-        // Read the name columns as dictionaries: Parquet stores them dictionary-encoded, and each
-        // distinct name is then interned once instead of once per job.
+        // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
+        // and each distinct value is then interned or read once instead of once per job.
         let fields: Vec<arrow::datatypes::FieldRef> = plain
             .schema()
             .fields()
             .iter()
             .map(|f| {
-                let name_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos");
-                if name_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+                let dict_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos" | "tres_req");
+                if dict_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
                     let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
                     Arc::new(f.as_ref().clone().with_data_type(dict))
                 } else {
@@ -308,34 +317,105 @@ impl PendingJobs {
         let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
         let metadata =
             ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
-        let rows = builder.metadata().file_metadata().num_rows().max(0) as usize;
-        self.reserve(rows);
-        // Large batches: each carries its column chunk's whole dictionary, interned per batch.
-        let reader = builder.with_batch_size(1 << 20).build().map_err(|e| Error::format(path, e))?;
-        let mut row = 0u64;
-        for batch in reader {
-            let batch = batch.map_err(|e| Error::format(path, e))?;
-            let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
-            let cols = Columns::resolve(&names).map_err(|m| Error::input(path, None, m))?;
-            let columns: Vec<Column> = batch
-                .columns()
-                .iter()
-                .map(|a| match a.data_type() {
-                    DataType::Dictionary(..) => Column::names(a, &mut self.names),
-                    _ => Column::from_array(a),
-                })
-                .collect::<std::result::Result<_, _>>()
+        let groups = metadata.metadata().row_groups();
+        let mut first_row = Vec::with_capacity(groups.len());
+        let mut rows = 0u64;
+        for g in groups {
+            first_row.push(rows);
+            rows += g.num_rows().max(0) as u64;
+        }
+        self.reserve(rows as usize);
+        // Row groups are decoded and read on every core, a wave at a time, each into a chunk with
+        // its own name ids; chunks are appended in file order, so names get the ids a sequential
+        // read gives them and the first bad row in the file is the one reported.
+        let (source, tres) = (self.source.clone(), self.tres.clone());
+        let read_group = |g: usize| -> Result<PendingJobs> {
+            let mut chunk = PendingJobs::empty(source.clone(), tres.clone());
+            chunk.reserve(groups[g].num_rows().max(0) as usize);
+            let mut kept = KeptTres { names: kept.names.clone(), counts: vec![0; kept.counts.len()] };
+            let file = File::open(path).map_err(|e| Error::io(path, e))?;
+            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
+                .with_row_groups(vec![g])
+                .with_batch_size(1 << 20)
+                .build()
                 .map_err(|e| Error::format(path, e))?;
-            for i in 0..batch.num_rows() {
-                row += 1;
-                let raw = cols
-                    .raw(&|c| columns[c].cell(i))
-                    .map_err(|m| Error::input(path, row, format!("row {row}: {m}")))?;
-                self.push(raw, row, kept)?;
+            let mut row = first_row[g];
+            for batch in reader {
+                chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept)?;
+            }
+            Ok(chunk)
+        };
+        let ids: Vec<usize> = (0..groups.len()).collect();
+        for wave in ids.chunks(rayon::current_num_threads().max(1)) {
+            let chunks: Vec<Result<PendingJobs>> = wave.par_iter().map(|&g| read_group(g)).collect();
+            for chunk in chunks {
+                self.append(chunk?);
             }
         }
         Ok(())
+    }
+
+    /// An empty queue of `source` keeping the counts of `tres`.
+    fn empty(source: PathBuf, tres: Vec<Tres>) -> PendingJobs {
+        PendingJobs {
+            source,
+            part_offsets: vec![0],
+            qos_offsets: vec![0],
+            tres_req: vec![Vec::new(); tres.len()],
+            tres,
+            ..Default::default()
+        }
+    }
+
+    /// Reads one record batch; `row` counts the rows before it and is advanced past it.
+    fn push_batch(&mut self, path: &Path, batch: &RecordBatch, row: &mut u64, kept: &mut KeptTres) -> Result<()> {
+        let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+        let cols = Columns::resolve(&names).map_err(|m| Error::input(path, None, m))?;
+        let columns: Vec<Column> = batch
+            .columns()
+            .iter()
+            .zip(&names)
+            .map(|(a, name)| match a.data_type() {
+                DataType::Dictionary(..) if name == "tres_req" => Column::tres(a, &self.tres, &kept.names),
+                DataType::Dictionary(..) => Column::names(a, &mut self.names),
+                _ => Column::from_array(a),
+            })
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::format(path, e))?;
+        for i in 0..batch.num_rows() {
+            *row += 1;
+            let line = *row;
+            let raw =
+                cols.raw(&|c| columns[c].cell(i)).map_err(|m| Error::input(path, line, format!("row {line}: {m}")))?;
+            self.push(raw, line, kept)?;
+        }
+        Ok(())
+    }
+
+    /// Appends `chunk`, read from a later part of the same file, mapping its name ids to ours.
+    fn append(&mut self, chunk: PendingJobs) {
+        let ids: Vec<u32> = (0..chunk.names.len() as u32).map(|i| self.names.intern(chunk.names.name(i))).collect();
+        let map = |v: &[u32]| v.iter().map(|&i| ids[i as usize]).collect::<Vec<_>>();
+        self.job_id.extend_from_slice(&chunk.job_id);
+        self.user.extend(map(&chunk.user));
+        self.account.extend(map(&chunk.account));
+        let (parts, qos) = (self.part_ids.len() as u32, self.qos_ids.len() as u32);
+        self.part_ids.extend(map(&chunk.part_ids));
+        self.part_offsets.extend(chunk.part_offsets[1..].iter().map(|o| o + parts));
+        self.qos_ids.extend(map(&chunk.qos_ids));
+        self.qos_offsets.extend(chunk.qos_offsets[1..].iter().map(|o| o + qos));
+        self.submit_time.extend_from_slice(&chunk.submit_time);
+        self.accrue_time.extend_from_slice(&chunk.accrue_time);
+        self.min_nodes.extend_from_slice(&chunk.min_nodes);
+        self.cpus.extend_from_slice(&chunk.cpus);
+        self.time_limit.extend_from_slice(&chunk.time_limit);
+        self.nice.extend_from_slice(&chunk.nice);
+        self.site_factor.extend_from_slice(&chunk.site_factor);
+        self.urgency.extend_from_slice(&chunk.urgency);
+        for (col, part) in self.tres_req.iter_mut().zip(&chunk.tres_req) {
+            col.extend_from_slice(part);
+        }
+        self.line.extend_from_slice(&chunk.line);
     }
 
     fn reserve(&mut self, n: usize) {
@@ -408,7 +488,7 @@ impl PendingJobs {
                 // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
                 nice: ranged("nice", 0, -2_147_483_645..=2_147_483_645)? as i32,
                 site_factor: ranged("site_factor", 0, -2_147_483_645..=2_147_483_645)? as i32,
-                tres_req: &tres,
+                tres_req: TresReq::Text(&tres),
                 urgency: DEFAULT_URGENCY,
             };
             // The job's index names it: a JSON document has no useful line numbers.
@@ -442,6 +522,8 @@ enum Cell<'a> {
     Int(i64),
     /// A dictionary-encoded name column, already interned.
     Ids(&'a [u32]),
+    /// A dictionary-encoded `tres_req`, already read.
+    Tres(&'a std::result::Result<Vec<u64>, String>),
     Null,
 }
 
@@ -451,6 +533,8 @@ enum Column {
     Int(arrow::array::Int64Array),
     /// Dictionary keys and, per dictionary value, its interned names (a comma list may hold several).
     Names(arrow::array::Int32Array, Vec<Vec<u32>>),
+    /// Dictionary keys and, per dictionary value, the kept TRES counts it requests.
+    Tres(arrow::array::Int32Array, Vec<std::result::Result<Vec<u64>, String>>),
 }
 
 impl Column {
@@ -485,8 +569,24 @@ impl Column {
         Ok(Column::Names(dict.keys().clone(), lists))
     }
 
+    /// Reads each `tres_req` value of a dictionary once.
+    fn tres(a: &ArrayRef, kept: &[Tres], names: &[String]) -> std::result::Result<Self, arrow::error::ArrowError> {
+        let dict = a.as_dictionary::<arrow::datatypes::Int32Type>();
+        let values = cast(dict.values(), &DataType::Utf8)?;
+        let values = values.as_string::<i32>();
+        let counts = (0..values.len())
+            .map(|v| {
+                let mut out = vec![0; kept.len()];
+                let text = if values.is_valid(v) { values.value(v).trim() } else { "" };
+                read_kept_counts(text, kept, names, &mut out).map(|()| out)
+            })
+            .collect();
+        Ok(Column::Tres(dict.keys().clone(), counts))
+    }
+
     fn cell(&self, i: usize) -> Cell<'_> {
         match self {
+            Column::Tres(keys, counts) if keys.is_valid(i) => Cell::Tres(&counts[keys.value(i) as usize]),
             Column::Text(a) if a.is_valid(i) => Cell::Text(a.value(i)),
             Column::Int(a) if a.is_valid(i) => Cell::Int(a.value(i)),
             Column::Names(keys, lists) if keys.is_valid(i) => Cell::Ids(&lists[keys.value(i) as usize]),
@@ -578,7 +678,7 @@ impl Columns {
         };
         let int = |i: usize, what: &str, default: i64, range: std::ops::RangeInclusive<i64>| -> Result<i64, String> {
             let v = match cell(i) {
-                Cell::Null | Cell::Ids(_) => return Ok(default),
+                Cell::Null | Cell::Ids(_) | Cell::Tres(_) => return Ok(default),
                 Cell::Int(v) => v,
                 Cell::Text(t) if t.trim().is_empty() => return Ok(default),
                 Cell::Text(t) => {
@@ -589,7 +689,7 @@ impl Columns {
         };
         let time = |i: usize, what: &str| -> Result<Option<i64>, String> {
             match cell(i) {
-                Cell::Null | Cell::Ids(_) => Ok(None),
+                Cell::Null | Cell::Ids(_) | Cell::Tres(_) => Ok(None),
                 Cell::Int(v) => Ok(Some(v)),
                 Cell::Text(t) => match t.trim() {
                     "" | "Unknown" | "None" => Ok(None),
@@ -626,7 +726,10 @@ impl Columns {
             // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
             nice: int(self.nice, "nice", 0, -2_147_483_645..=2_147_483_645)? as i32,
             site_factor: int(self.site_factor, "site_factor", 0, -2_147_483_645..=2_147_483_645)? as i32,
-            tres_req: text(self.tres_req),
+            tres_req: match cell(self.tres_req) {
+                Cell::Tres(counts) => TresReq::Read(counts),
+                _ => TresReq::Text(text(self.tres_req)),
+            },
             urgency: match self.urgency {
                 Some(i) => int(i, "urgency", DEFAULT_URGENCY.into(), 0..=31)? as u8,
                 None => DEFAULT_URGENCY,

@@ -333,3 +333,96 @@ fn partition_specific_associations_win_over_the_partitionless_one() {
     rows.sort();
     assert_eq!(rows, ["a 1000", "b 500"]);
 }
+
+/// A Parquet queue of several row groups (read on several cores, names interned per row group and
+/// merged) reads as the same queue as its CSV, and a bad value in a later row group names its row.
+#[test]
+fn parquet_queues_of_many_row_groups_read_as_their_csv() {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    use fairshare::config::tres::Tres;
+    use fairshare::jobs::{PendingFormat, PendingJobs};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    let dir = tempfile::tempdir().unwrap();
+    let users = ["zoe", "amy", "bob", "amy", "kim", "zoe", "bob", "lee", "amy", "kim", "ned"];
+    let tres = |i: usize| format!("cpu={},mem={}G,gres/gpu={}", i + 1, 2 * i, i % 3);
+    let parts = |i: usize| if i % 4 == 0 { "batch,gpu" } else { "batch" };
+    let mut csv = String::from(
+        "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n",
+    );
+    for (i, u) in users.iter().enumerate() {
+        csv += &format!(
+            "{},{u},acct{},\"{}\",normal,{},0,1,{},60,0,0,\"{}\"\n",
+            100 + i,
+            i % 3,
+            parts(i),
+            1000 + i,
+            i + 1,
+            tres(i)
+        );
+    }
+    let csv_path = write_file(dir.path(), "q.csv", &csv);
+    let write_parquet = |name: &str, tres_of: &dyn Fn(usize) -> String| {
+        let n = users.len();
+        let text = |f: &dyn Fn(usize) -> String| -> ArrayRef { Arc::new(StringArray::from_iter_values((0..n).map(f))) };
+        let ints = |f: &dyn Fn(usize) -> i64| -> ArrayRef { Arc::new(Int64Array::from_iter_values((0..n).map(f))) };
+        let batch = RecordBatch::try_from_iter([
+            ("job_id", ints(&|i| 100 + i as i64)),
+            ("user", text(&|i| users[i].to_string())),
+            ("account", text(&|i| format!("acct{}", i % 3))),
+            ("partition", text(&|i| parts(i).to_string())),
+            ("qos", text(&|_| "normal".into())),
+            ("submit_time", ints(&|i| 1000 + i as i64)),
+            ("accrue_time", ints(&|_| 0)),
+            ("min_nodes", ints(&|_| 1)),
+            ("cpus", ints(&|i| i as i64 + 1)),
+            ("time_limit", ints(&|_| 60)),
+            ("nice", ints(&|_| 0)),
+            ("site_factor", ints(&|_| 0)),
+            ("tres_req", text(tres_of)),
+        ])
+        .unwrap();
+        let path = dir.path().join(name);
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(3)).build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    };
+    let keep: Vec<Tres> = ["cpu", "mem", "gres/gpu"].iter().map(|t| Tres::parse(t).unwrap()).collect();
+    let from_csv = PendingJobs::read(&csv_path, Some(PendingFormat::Csv), &keep).unwrap();
+    let pq_path = write_parquet("q.parquet", &tres);
+    let from_pq = PendingJobs::read(&pq_path, Some(PendingFormat::Parquet), &keep).unwrap();
+
+    let named = |q: &PendingJobs, ids: &[u32]| ids.iter().map(|&i| q.names.name(i).to_string()).collect::<Vec<_>>();
+    assert_eq!(from_pq.len(), users.len());
+    assert_eq!(from_pq.job_id, from_csv.job_id);
+    assert_eq!(named(&from_pq, &from_pq.user), named(&from_csv, &from_csv.user));
+    assert_eq!(named(&from_pq, &from_pq.account), named(&from_csv, &from_csv.account));
+    assert_eq!(named(&from_pq, &from_pq.part_ids), named(&from_csv, &from_csv.part_ids));
+    assert_eq!(from_pq.part_offsets, from_csv.part_offsets);
+    assert_eq!(named(&from_pq, &from_pq.qos_ids), named(&from_csv, &from_csv.qos_ids));
+    assert_eq!(from_pq.qos_offsets, from_csv.qos_offsets);
+    assert_eq!(from_pq.tres_req, from_csv.tres_req);
+    assert_eq!(from_pq.cpus, from_csv.cpus);
+    assert_eq!(from_pq.submit_time, from_csv.submit_time);
+    // Parquet rows count from 1; the CSV's first job is on line 2.
+    assert_eq!(from_pq.line, (1..=users.len() as u64).collect::<Vec<_>>());
+    // Each name is interned once across row groups.
+    let mut names: Vec<&str> = (0..from_pq.names.len() as u32).map(|i| from_pq.names.name(i)).collect();
+    names.sort_unstable();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(names.len(), before);
+
+    // Rows 2 and 8 (row groups 1 and 3) are bad: the first in the file is reported.
+    let bad = write_parquet("bad.parquet", &|i| if i == 1 || i == 7 { "cpu=lots".into() } else { tres(i) });
+    let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
+    assert!(e.contains("bad.parquet:2:") && e.contains("tres_req"), "{e}");
+    let bad = write_parquet("late.parquet", &|i| if i == 7 { "cpu=lots".into() } else { tres(i) });
+    let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
+    assert!(e.contains("late.parquet:8:") && e.contains("tres_req"), "{e}");
+}
