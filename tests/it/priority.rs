@@ -349,7 +349,7 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     let dir = tempfile::tempdir().unwrap();
     let users = ["zoe", "amy", "bob", "amy", "kim", "zoe", "bob", "lee", "amy", "kim", "ned"];
     let tres = |i: usize| format!("cpu={},mem={}G,gres/gpu={}", i + 1, 2 * i, i % 3);
-    let parts = |i: usize| if i % 4 == 0 { "batch,gpu" } else { "batch" };
+    let parts = |i: usize| if i.is_multiple_of(4) { "batch,gpu" } else { "batch" };
     let mut csv = String::from(
         "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n",
     );
