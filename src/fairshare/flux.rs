@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use super::{FairShare, Params, norm_usage, par_fill};
+use super::{CHUNK, FairShare, Params, norm_usage_at, par_fill, par_fill_rows};
 use crate::error::{Error, Result};
 use crate::tree::AssocTree;
 
@@ -27,7 +27,9 @@ fn is_equal(a: f64, b: f64) -> bool {
 
 pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     let n = tree.len();
-    if let Some(r) = (1..n).find(|&r| tree.is_parent_shares(r)) {
+    if tree.has_parent_shares()
+        && let Some(r) = (1..n).find(|&r| tree.is_parent_shares(r))
+    {
         return Err(Error::Usage(format!(
             "flux-accounting has no `parent` shares, but association {} ({}) has them",
             tree.ids()[r],
@@ -36,7 +38,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     }
     let usage = tree.raw_usage();
     let shares = tree.raw_shares();
-    let users = tree.user_flags();
+    let users = tree.fs_groups().user_flags();
     let parents = tree.parents();
 
     // Per-parent sibling sums, in child order, as flux-accounting accumulates them.
@@ -52,172 +54,181 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         (s, u)
     });
 
-    let mut weight = vec![0.0f64; n];
-    par_fill(&mut weight, |c| {
+    // One pass over the rows: the weight (kept for the sort) and the output columns.
+    let mut weight = vec![0.0; n];
+    let mut norm_shares = vec![0.0; n];
+    let mut effective_usage = vec![0.0; n];
+    let mut level_fs = vec![0.0; n];
+    let mut norm_usage = vec![0.0; n];
+    par_fill_rows([&mut weight, &mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |c| {
         if c == 0 {
-            return 0.0;
+            return [0.0, f64::NAN, 1.0, f64::NAN, norm_usage_at(usage, 0)];
         }
-        let p = parents[c] as usize;
-        if shares[c] == 0 {
+        let (s_sum, u_sum) = sums[parents[c] as usize];
+        let w = if shares[c] == 0 {
             0.0
         } else if usage[c].abs() < 1e-9 {
             MAX_WEIGHT
         } else {
-            (shares[c] as f64 / sums[p].0 as f64) / (usage[c] / sums[p].1)
-        }
+            (shares[c] as f64 / s_sum as f64) / (usage[c] / u_sum)
+        };
+        [
+            w,
+            shares[c] as f64 / s_sum as f64,
+            if u_sum == 0.0 { 0.0 } else { usage[c] / u_sum },
+            if w == MAX_WEIGHT { f64::INFINITY } else { w },
+            norm_usage_at(usage, c),
+        ]
     });
 
-    // Sort every child range (rows of one parent are contiguous).
-    let mut sorted: Vec<u32> = (0..n as u32).collect();
+    // Rows 1.. are the child ranges in parent order: sort each in place, a task taking consecutive
+    // parents until it holds about CHUNK rows.
+    let mut sorted: Vec<Sibling> =
+        (1..n).map(|r| Sibling { weight: weight[r], user: users[r], row: r as u32 }).collect();
     {
-        let mut ranges: Vec<&mut [u32]> = Vec::new();
-        let mut rest = &mut sorted[1..];
-        for p in 0..n {
-            let len = tree.children(p).len();
-            if len > 0 {
-                let (a, b) = rest.split_at_mut(len);
-                ranges.push(a);
-                rest = b;
+        let counts = tree.child_counts();
+        let mut tasks: Vec<(std::ops::Range<usize>, &mut [Sibling])> = Vec::new();
+        let mut rest = &mut sorted[..];
+        let mut p0 = 0;
+        while p0 < n {
+            let (mut p1, mut len) = (p0, 0usize);
+            while p1 < n && (p1 == p0 || len < CHUNK) {
+                len += counts[p1] as usize;
+                p1 += 1;
             }
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            tasks.push((p0..p1, head));
+            rest = tail;
+            p0 = p1;
         }
-        let sort = |r: &mut &mut [u32]| sort_weighted(r, &weight, &users);
-        if n <= super::CHUNK {
-            ranges.iter_mut().for_each(sort);
+        let run = |(parents, rows): &mut (std::ops::Range<usize>, &mut [Sibling])| {
+            let mut at = 0;
+            for p in parents.clone() {
+                let len = counts[p] as usize;
+                sort_weighted(&mut rows[at..at + len]);
+                at += len;
+            }
+        };
+        if tasks.len() <= 1 {
+            tasks.iter_mut().for_each(run);
         } else {
-            ranges.par_iter_mut().with_min_len(64).for_each(sort);
+            tasks.par_iter_mut().for_each(run);
         }
     }
 
     let n_users = tree.user_count();
-    let mut walk = Walk {
-        tree,
-        sorted: &sorted,
-        weight: &weight,
-        users: &users,
-        rank: n_users as u32,
-        stride: 0,
-        ranks: vec![0; n],
-    };
+    let mut walk =
+        Walk { tree, sorted: &sorted, rank: n_users as u32, stride: 0, ranks: vec![0; n], lists: Vec::new() };
     if n_users > 0 {
-        walk.visit(&sorted[tree.children(0)]);
+        walk.visit_children(0, 0);
     }
     let ranks = walk.ranks;
-    let mut fs_factor = vec![f64::NAN; n];
-    par_fill(&mut fs_factor, |i| if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN });
+    let mut fs_factor = vec![0.0; n];
+    par_fill_rows([&mut fs_factor], |i| [if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN }]);
+    Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
+}
 
-    let mut norm_shares = vec![0.0; n];
-    par_fill(
-        &mut norm_shares,
-        |c| {
-            if c == 0 { f64::NAN } else { shares[c] as f64 / sums[parents[c] as usize].0 as f64 }
-        },
-    );
-    let mut effective_usage = vec![0.0; n];
-    par_fill(&mut effective_usage, |c| {
-        if c == 0 {
-            return 1.0;
-        }
-        let u = sums[parents[c] as usize].1;
-        if u == 0.0 { 0.0 } else { usage[c] / u }
-    });
-    let level_fs = weight
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| {
-            if i == 0 {
-                f64::NAN
-            } else if w == MAX_WEIGHT {
-                f64::INFINITY
-            } else {
-                w
-            }
-        })
-        .collect();
-    Ok(FairShare {
-        params,
-        norm_shares,
-        norm_usage: norm_usage(tree),
-        effective_usage,
-        level_fs,
-        rank: ranks,
-        fs_factor,
-    })
+/// A sibling as the sort and the walk see it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Sibling {
+    weight: f64,
+    user: bool,
+    row: u32,
 }
 
 /// Sorts siblings as `sort_weighted_children` does: libstdc++'s `std::sort` with flux-accounting's
 /// comparator (users first among tolerance-equal weights, otherwise weight descending). The
 /// comparator is not transitive on chains of near-equal weights, so the algorithm itself matters.
-fn sort_weighted(rows: &mut [u32], weight: &[f64], users: &[bool]) {
-    super::stdsort::sort(rows, |&a, &b| {
-        let (a, b) = (a as usize, b as usize);
-        if is_equal(weight[a], weight[b]) && users[a] != users[b] {
-            return users[a];
+fn sort_weighted(rows: &mut [Sibling]) {
+    super::stdsort::sort(rows, |a, b| {
+        if is_equal(a.weight, b.weight) && a.user != b.user {
+            return a.user;
         }
-        weight[a] > weight[b]
+        a.weight > b.weight
     });
 }
 
 struct Walk<'a> {
     tree: &'a AssocTree,
-    sorted: &'a [u32],
-    weight: &'a [f64],
-    users: &'a [bool],
+    /// Rows 1.. with each child range sorted: row `r` is at `r - 1` before sorting.
+    sorted: &'a [Sibling],
     rank: u32,
     stride: u32,
     ranks: Vec<u32>,
+    /// Reusable entry lists, one per recursion depth.
+    lists: Vec<Vec<(Entry, bool)>>,
 }
 
 enum Entry {
-    Node(u32),
-    Virtual(Vec<u32>),
+    Node(Sibling),
+    Virtual(Vec<Sibling>),
 }
 
 impl<'a> Walk<'a> {
-    fn children(&self, row: usize) -> &'a [u32] {
-        &self.sorted[self.tree.children(row)]
+    fn children(&self, row: usize) -> &'a [Sibling] {
+        let kids = self.tree.children(row);
+        &self.sorted[kids.start - 1..kids.end - 1]
     }
 
-    fn equal_next(&self, list: &[u32], i: usize) -> bool {
-        if i + 1 >= list.len() {
-            return false;
+    /// Competition ranking: a user tied with the next shares its rank, and the ranks skipped.
+    fn place_user(&mut self, row: u32, tie_with_next: bool) {
+        self.ranks[row as usize] = self.rank;
+        if tie_with_next {
+            self.stride += 1;
+        } else {
+            self.rank = self.rank.saturating_sub(1 + self.stride);
+            self.stride = 0;
         }
-        let (a, b) = (list[i] as usize, list[i + 1] as usize);
-        self.users[a] == self.users[b] && is_equal(self.weight[a], self.weight[b])
+    }
+
+    fn visit_children(&mut self, row: usize, depth: usize) {
+        self.visit(self.children(row), depth);
     }
 
     /// `handle_internal` over a sorted child list (of a bank or of a virtual bank).
-    fn visit(&mut self, list: &[u32]) {
-        let mut entries: Vec<(Entry, bool)> = Vec::with_capacity(list.len());
-        let mut merged: Option<Vec<u32>> = None;
+    fn visit(&mut self, list: &[Sibling], depth: usize) {
+        let equal_next = |i: usize| {
+            i + 1 < list.len() && list[i].user == list[i + 1].user && is_equal(list[i].weight, list[i + 1].weight)
+        };
+        // Most lists have no tied banks to merge: walk them as they are.
+        if !(0..list.len()).any(|i| !list[i].user && equal_next(i)) {
+            for (i, c) in list.iter().enumerate() {
+                if c.user {
+                    self.place_user(c.row, equal_next(i));
+                } else {
+                    self.visit_children(c.row as usize, depth + 1);
+                }
+            }
+            return;
+        }
+        if self.lists.len() <= depth {
+            self.lists.resize_with(depth + 1, Vec::new);
+        }
+        let mut entries = std::mem::take(&mut self.lists[depth]);
+        entries.clear();
+        let mut merged: Option<Vec<Sibling>> = None;
         for (i, &c) in list.iter().enumerate() {
-            let tied = self.equal_next(list, i);
-            if self.users[c as usize] {
+            let tied = equal_next(i);
+            if c.user {
                 entries.push((Entry::Node(c), tied));
             } else if tied {
-                merged.get_or_insert_with(Vec::new).extend_from_slice(self.children(c as usize));
+                merged.get_or_insert_with(Vec::new).extend_from_slice(self.children(c.row as usize));
             } else if let Some(mut v) = merged.take() {
-                v.extend_from_slice(self.children(c as usize));
-                sort_weighted(&mut v, self.weight, self.users);
+                v.extend_from_slice(self.children(c.row as usize));
+                sort_weighted(&mut v);
                 entries.push((Entry::Virtual(v), false));
             } else {
                 entries.push((Entry::Node(c), false));
             }
         }
-        for (entry, tie_with_next) in entries {
+        for (entry, tie_with_next) in entries.drain(..) {
             match entry {
-                Entry::Node(c) if self.users[c as usize] => {
-                    self.ranks[c as usize] = self.rank;
-                    if tie_with_next {
-                        self.stride += 1;
-                    } else {
-                        self.rank = self.rank.saturating_sub(1 + self.stride);
-                        self.stride = 0;
-                    }
-                }
-                Entry::Node(c) => self.visit(self.children(c as usize)),
-                Entry::Virtual(v) => self.visit(&v),
+                Entry::Node(c) if c.user => self.place_user(c.row, tie_with_next),
+                Entry::Node(c) => self.visit_children(c.row as usize, depth + 1),
+                Entry::Virtual(v) => self.visit(&v, depth + 1),
             }
         }
+        self.lists[depth] = entries;
     }
 }
 
@@ -229,9 +240,10 @@ mod tests {
     fn tolerance_ties_put_users_first() {
         let weight = [0.0, 0.998_498_498_498_498_6, 0.998_498_498_498_498_5, 2.0];
         let users = [false, false, true, true];
-        let mut rows = vec![1, 2, 3];
-        sort_weighted(&mut rows, &weight, &users);
-        assert_eq!(rows, vec![3, 2, 1]);
+        let mut rows: Vec<Sibling> =
+            (1..4).map(|r| Sibling { weight: weight[r], user: users[r], row: r as u32 }).collect();
+        sort_weighted(&mut rows);
+        assert_eq!(rows.iter().map(|s| s.row).collect::<Vec<_>>(), vec![3, 2, 1]);
         assert!(is_equal(weight[1], weight[2]));
         assert!(!is_equal(1.0, 1.0 + 1e-12));
     }

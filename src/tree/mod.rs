@@ -230,6 +230,11 @@ impl AssocTree {
         self.parent_shares.value(row)
     }
 
+    /// True when some association has `FairShare=parent`.
+    pub fn has_parent_shares(&self) -> bool {
+        self.parent_shares.true_count() > 0
+    }
+
     /// The `parent` flags as a byte vector.
     pub fn parent_share_flags(&self) -> Vec<bool> {
         self.parent_shares.values().iter().collect()
