@@ -21,7 +21,7 @@ use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::TreeFormat;
 use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
-use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+use fairshare::output::parquet::{ParquetSink, association_batch, metadata, write_parquet};
 use fairshare::output::parquet::{jobs_batch, jobs_metadata};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
@@ -225,12 +225,15 @@ pub fn run(cli: Cli) -> Result<()> {
             write_sprio(&mut out, &queue.scores, &queue.jobs, &queue.weights, &format, &opts)?;
             out.flush().map_err(|e| Error::io("<stdout>", e))
         }
-        Command::Score(a) => {
-            let queue = Queue::load(&a.tree, &a.queue)?;
-            let batch = jobs_batch(queue.scores, &queue.jobs, &queue.weights)?;
-            let meta = jobs_metadata(queue.formula, queue.algorithm, queue.now);
-            write_parquet(&a.out, &batch, meta)
-        }
+        Command::Score(a) => match a.queue.priority {
+            PriorityArg::Slurm => score_slurm(&a.tree, &a.queue, &a.out),
+            PriorityArg::Flux => {
+                let queue = Queue::load(&a.tree, &a.queue)?;
+                let batch = jobs_batch(queue.scores, &queue.jobs, &queue.weights)?;
+                let meta = jobs_metadata(queue.formula, queue.algorithm, queue.now);
+                write_parquet(&a.out, &batch, meta)
+            }
+        },
     }
 }
 
@@ -347,21 +350,11 @@ impl Queue {
     }
 
     fn load(tree_args: &TreeArgs, a: &QueueArgs) -> Result<Self> {
-        let now = match &a.now {
-            Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
-            None => {
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-            }
-        };
+        let now = queue_now(a)?;
         let pending_format = a.pending_format.map(pending_format);
         match a.priority {
             PriorityArg::Slurm => {
-                let conf_path =
-                    a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
-                let conf = fairshare::config::slurm_conf::read(conf_path)?;
-                let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
-                let settings = TreeSettings::resolve(tree_args, Some(&conf))?;
-                let (tree, fs) = settings.load()?;
+                let (conf, qos, tree, fs) = slurm_site(tree_args, a)?;
                 Queue::slurm(&conf, qos.as_ref(), now, &tree, &fs, &a.pending, pending_format)
             }
             PriorityArg::Flux => {
@@ -400,6 +393,63 @@ impl Queue {
             }
         }
     }
+}
+
+/// `--now`, or the current time.
+fn queue_now(a: &QueueArgs) -> Result<i64> {
+    Ok(match &a.now {
+        Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
+        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
+    })
+}
+
+/// slurm.conf, the QOS dump, and the tree with its fair-share as slurm.conf's flags ask.
+fn slurm_site(
+    tree_args: &TreeArgs,
+    a: &QueueArgs,
+) -> Result<(SlurmConf, Option<fairshare::config::QosTable>, AssocTree, FairShare)> {
+    let conf_path = a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
+    let conf = fairshare::config::slurm_conf::read(conf_path)?;
+    let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
+    let settings = TreeSettings::resolve(tree_args, Some(&conf))?;
+    let (tree, fs) = settings.load()?;
+    Ok((conf, qos, tree, fs))
+}
+
+/// Jobs per slice of a streamed `score`: about one Parquet row group of rows.
+const JOBS_PER_SLICE: usize = 1 << 19;
+
+/// `score` with Slurm's formula, streamed: the queue is scored and written a slice of jobs at a
+/// time, so a large queue's scores are never all in memory (and the memory of one slice is reused
+/// by the next).
+fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
+    let now = queue_now(a)?;
+    let (conf, qos, tree, fs) = slurm_site(tree_args, a)?;
+    let prio = SlurmPriority::new(&conf, qos.as_ref(), now);
+    let jobs = PendingJobs::read(&a.pending, a.pending_format.map(pending_format), &prio.weights.tres_keys())?;
+    let queue = prio.prepare(&jobs, &tree, &fs)?;
+    let meta = jobs_metadata("slurm", fs.params.algorithm, now);
+    let mut sink: Option<ParquetSink> = None;
+    let mut unknown = Vec::new();
+    let mut start = 0;
+    // One slice even for an empty queue: the file still gets its schema.
+    loop {
+        let end = (start + JOBS_PER_SLICE).min(jobs.len());
+        let mut scores = Scores::default();
+        unknown.extend(queue.score_jobs(start..end, &mut scores));
+        let batch = jobs_batch(scores, &jobs, &prio.weights)?;
+        let sink = match &mut sink {
+            Some(s) => s,
+            None => sink.insert(ParquetSink::create(out, batch.schema(), meta.clone())?),
+        };
+        sink.write(&batch)?;
+        start = end;
+        if start >= jobs.len() {
+            break;
+        }
+    }
+    report_unknown(&jobs, &unknown);
+    sink.map_or(Ok(()), ParquetSink::finish)
 }
 
 /// Jobs without an association are scored with fair-share 0, as Slurm does; say so once.

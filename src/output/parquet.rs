@@ -9,12 +9,13 @@ use arrow::array::{
     UInt64Array,
 };
 use arrow::datatypes::UInt32Type;
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_writer::compute_leaves;
+use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
@@ -121,58 +122,96 @@ const ZSTD_LEVEL: i32 = 1;
 
 /// Writes `batch` to `path` atomically, ZSTD-compressed, with `metadata`.
 ///
-/// Row groups of [`ROW_GROUP_ROWS`] rows are encoded and compressed column by column across rayon,
-/// a few row groups at a time, and appended in order: each column chunk is encoded on its own, so
-/// the bytes do not depend on the thread count.
-///
 /// # Errors
 /// I/O or encoding errors naming `path`; the target is then untouched.
 pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) -> Result<()> {
-    let file = AtomicFile::create(path)?;
-    let schema = batch.schema();
-    let mut props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_key_value_metadata(Some(metadata));
-    // Floats and 64-bit ids are nearly all distinct: a dictionary attempt would only be thrown away.
-    for field in schema.fields() {
-        if matches!(field.data_type(), DataType::Float64 | DataType::UInt64 | DataType::Int64) {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
-        }
-    }
-    let props = props.build();
-    let enc = |e: parquet::errors::ParquetError| Error::format(path, e);
-    let (mut writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
-        .and_then(ArrowWriter::into_serialized_writer)
-        .map_err(enc)?;
-    let groups: Vec<usize> = (0..batch.num_rows().div_ceil(ROW_GROUP_ROWS)).collect();
-    for wave in groups.chunks(rayon::current_num_threads().max(1)) {
-        let mut tasks = Vec::new();
-        for &g in wave {
-            let rows = batch.slice(g * ROW_GROUP_ROWS, ROW_GROUP_ROWS.min(batch.num_rows() - g * ROW_GROUP_ROWS));
-            let writers = factory.create_column_writers(g).map_err(enc)?;
-            tasks.extend(writers.into_iter().zip(schema.fields().iter().zip(rows.columns().to_vec())));
-        }
-        let chunks = tasks
-            .into_par_iter()
-            .map(|(mut w, (field, column))| {
-                for leaf in compute_leaves(field, &column)? {
-                    w.write(&leaf)?;
-                }
-                w.close()
-            })
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(enc)?;
-        let mut chunks = chunks.into_iter();
-        for _ in wave {
-            let mut row_group = writer.next_row_group().map_err(enc)?;
-            for chunk in chunks.by_ref().take(schema.fields().len()) {
-                chunk.append_to_row_group(&mut row_group).map_err(enc)?;
+    let mut sink = ParquetSink::create(path, batch.schema(), metadata)?;
+    sink.write(batch)?;
+    sink.finish()
+}
+
+/// A Parquet file written batch by batch, atomically: nothing is at `path` until [`Self::finish`].
+///
+/// Each batch is cut into row groups of at most [`ROW_GROUP_ROWS`] rows, encoded and compressed
+/// column by column across rayon, a few row groups at a time, and appended in order. Each column
+/// chunk is encoded on its own, so the bytes depend on the rows and their batches, never on the
+/// thread count.
+pub struct ParquetSink {
+    path: std::path::PathBuf,
+    schema: SchemaRef,
+    writer: SerializedFileWriter<AtomicFile>,
+    factory: ArrowRowGroupWriterFactory,
+    row_groups: usize,
+}
+
+impl ParquetSink {
+    /// Starts a file of `schema` at `path` (ZSTD, `metadata` in the footer).
+    ///
+    /// # Errors
+    /// The temporary file cannot be created.
+    pub fn create(path: &Path, schema: SchemaRef, metadata: Vec<KeyValue>) -> Result<Self> {
+        let file = AtomicFile::create(path)?;
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_key_value_metadata(Some(metadata));
+        // Floats and 64-bit ids are nearly all distinct: a dictionary attempt would only be thrown away.
+        for field in schema.fields() {
+            if matches!(field.data_type(), DataType::Float64 | DataType::UInt64 | DataType::Int64) {
+                props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
             }
-            row_group.close().map_err(enc)?;
         }
+        let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
+            .and_then(ArrowWriter::into_serialized_writer)
+            .map_err(|e| Error::format(path, e))?;
+        Ok(ParquetSink { path: path.to_path_buf(), schema, writer, factory, row_groups: 0 })
     }
-    writer.into_inner().map_err(enc)?.commit()
+
+    /// Appends the rows of `batch` (of the sink's schema).
+    ///
+    /// # Errors
+    /// Encoding or I/O errors naming the file.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let enc = |e: parquet::errors::ParquetError| Error::format(&self.path, e);
+        let groups: Vec<usize> = (0..batch.num_rows().div_ceil(ROW_GROUP_ROWS)).collect();
+        let width = self.schema.fields().len();
+        for wave in groups.chunks(rayon::current_num_threads().max(1)) {
+            let mut tasks = Vec::new();
+            for &g in wave {
+                let rows = batch.slice(g * ROW_GROUP_ROWS, ROW_GROUP_ROWS.min(batch.num_rows() - g * ROW_GROUP_ROWS));
+                let writers = self.factory.create_column_writers(self.row_groups + g).map_err(enc)?;
+                tasks.extend(writers.into_iter().zip(self.schema.fields().iter().zip(rows.columns().to_vec())));
+            }
+            let chunks = tasks
+                .into_par_iter()
+                .map(|(mut w, (field, column))| {
+                    for leaf in compute_leaves(field, &column)? {
+                        w.write(&leaf)?;
+                    }
+                    w.close()
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(enc)?;
+            let mut chunks = chunks.into_iter();
+            for _ in wave {
+                let mut row_group = self.writer.next_row_group().map_err(enc)?;
+                for chunk in chunks.by_ref().take(width) {
+                    chunk.append_to_row_group(&mut row_group).map_err(enc)?;
+                }
+                row_group.close().map_err(enc)?;
+            }
+        }
+        self.row_groups += groups.len();
+        Ok(())
+    }
+
+    /// Writes the footer and moves the file into place.
+    ///
+    /// # Errors
+    /// Encoding or I/O errors naming the file; the target is then untouched.
+    pub fn finish(self) -> Result<()> {
+        self.writer.into_inner().map_err(|e| Error::format(&self.path, e))?.commit()
+    }
 }
 
 /// The scored rows as one record batch: one row per (job, partition, QOS), weighted factors as

@@ -178,6 +178,22 @@ impl<'a> SlurmPriority<'a> {
         fs: &FairShare,
         s: &mut Scores,
     ) -> Result<Vec<usize>> {
+        let queue = self.prepare(jobs, tree, fs)?;
+        Ok(queue.score_jobs(0..jobs.len(), s))
+    }
+
+    /// Checks the queue's partitions and QOS and indexes the associations, so that
+    /// [`PreparedQueue::score_jobs`] can score it a slice at a time (a large queue then streams to
+    /// its output in bounded memory).
+    ///
+    /// # Errors
+    /// As [`Self::score`].
+    pub fn prepare<'q>(
+        &'q self,
+        jobs: &'q PendingJobs,
+        tree: &AssocTree,
+        fs: &'q FairShare,
+    ) -> Result<PreparedQueue<'q>> {
         let tres_keys = self.weights.tres_keys();
         if jobs.tres != tres_keys {
             return Err(Error::Usage("the pending jobs were read for other PriorityWeightTRES entries".into()));
@@ -189,46 +205,7 @@ impl<'a> SlurmPriority<'a> {
         let qos = self.qos_table(jobs)?;
         let assoc_prio = assoc_priorities(tree, self.flags.no_normal_assoc);
         let assoc_of = AssocIndex::new(tree, jobs, &fs.fs_factor, &assoc_prio);
-
-        // A job has one row per partition and QOS; rows of a job are contiguous.
-        let mut offsets = Vec::with_capacity(jobs.len() + 1);
-        offsets.push(0usize);
-        for j in 0..jobs.len() {
-            offsets.push(offsets[j] + jobs.partitions(j).len() * jobs.qos(j).len().max(1));
-        }
-        let n = offsets[jobs.len()];
-        let k = tres_keys.len();
-        // Every row is overwritten below; sizing only touches new memory.
-        fn size<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
-            v.resize(n, T::default());
-        }
-        size(&mut s.job, n);
-        size(&mut s.partition, n);
-        size(&mut s.qos, n);
-        size(&mut s.assoc, n);
-        size(&mut s.age, n);
-        size(&mut s.assoc_factor, n);
-        size(&mut s.fairshare, n);
-        size(&mut s.job_size, n);
-        size(&mut s.partition_factor, n);
-        size(&mut s.qos_factor, n);
-        s.tres.resize_with(k, Vec::new);
-        for c in &mut s.tres {
-            size(c, n);
-        }
-        size(&mut s.priority, n);
-        size(&mut s.sprio_sum, n);
-        let ctx = RowContext {
-            p: self,
-            jobs,
-            part_slot: &part_slot,
-            parts: &parts,
-            qos: &qos,
-            assoc_of: &assoc_of,
-            fs: &fs.fs_factor,
-            assoc_prio: &assoc_prio,
-        };
-        Ok(fill_rows(s, &offsets, &ctx))
+        Ok(PreparedQueue { p: self, jobs, part_slot, parts, qos, assoc_of, fs: &fs.fs_factor, assoc_prio })
     }
 
     /// The settings of every partition the queue names, and each name id's slot among them
@@ -292,15 +269,56 @@ impl<'a> SlurmPriority<'a> {
     }
 }
 
-struct RowContext<'a> {
+/// A queue checked and indexed for scoring ([`SlurmPriority::prepare`]).
+pub struct PreparedQueue<'a> {
     p: &'a SlurmPriority<'a>,
     jobs: &'a PendingJobs,
-    part_slot: &'a [u32],
-    parts: &'a [PartitionInfo],
-    qos: &'a [(f64, f64)],
-    assoc_of: &'a AssocIndex,
+    part_slot: Vec<u32>,
+    parts: Vec<PartitionInfo>,
+    qos: Vec<(f64, f64)>,
+    assoc_of: AssocIndex,
     fs: &'a [f64],
-    assoc_prio: &'a [f64],
+    assoc_prio: Vec<f64>,
+}
+
+impl PreparedQueue<'_> {
+    /// Scores the jobs in `range` into `s` (resized to their rows, memory reused): one row per
+    /// (partition, QOS) of each job, jobs in order. Returns the jobs whose association is unknown.
+    ///
+    /// # Panics
+    /// If `range` is not within the queue.
+    pub fn score_jobs(&self, range: std::ops::Range<usize>, s: &mut Scores) -> Vec<usize> {
+        let jobs = self.jobs;
+        assert!(range.end <= jobs.len(), "jobs {range:?} are not all in the queue");
+        // A job has one row per partition and QOS; rows of a job are contiguous.
+        let mut offsets = Vec::with_capacity(range.len() + 1);
+        offsets.push(0usize);
+        for j in range.clone() {
+            offsets.push(offsets.last().copied().unwrap_or(0) + jobs.partitions(j).len() * jobs.qos(j).len().max(1));
+        }
+        let n = offsets.last().copied().unwrap_or(0);
+        // Every row is overwritten below; sizing only touches new memory.
+        fn size<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
+            v.resize(n, T::default());
+        }
+        size(&mut s.job, n);
+        size(&mut s.partition, n);
+        size(&mut s.qos, n);
+        size(&mut s.assoc, n);
+        size(&mut s.age, n);
+        size(&mut s.assoc_factor, n);
+        size(&mut s.fairshare, n);
+        size(&mut s.job_size, n);
+        size(&mut s.partition_factor, n);
+        size(&mut s.qos_factor, n);
+        s.tres.resize_with(self.p.weights.tres.len(), Vec::new);
+        for c in &mut s.tres {
+            size(c, n);
+        }
+        size(&mut s.priority, n);
+        size(&mut s.sprio_sum, n);
+        fill_rows(s, range.start, &offsets, self)
+    }
 }
 
 /// The output columns of a run of rows.
@@ -366,7 +384,9 @@ impl<'a> RowsOut<'a> {
 
 /// Fills every row, in chunks of jobs across rayon (each chunk owns its rows' slices), and returns
 /// the jobs without an association, in job order.
-fn fill_rows(s: &mut Scores, offsets: &[usize], ctx: &RowContext<'_>) -> Vec<usize> {
+/// Fills the rows of jobs `first..first + offsets.len() - 1`, whose rows start at `offsets`
+/// (relative to `first`).
+fn fill_rows(s: &mut Scores, first: usize, offsets: &[usize], ctx: &PreparedQueue<'_>) -> Vec<usize> {
     let jobs = offsets.len() - 1;
     let job_chunk = (CHUNK / 2).max(1);
     let mut all = RowsOut::of(s);
@@ -374,7 +394,7 @@ fn fill_rows(s: &mut Scores, offsets: &[usize], ctx: &RowContext<'_>) -> Vec<usi
     for start in (0..jobs).step_by(job_chunk) {
         let end = (start + job_chunk).min(jobs);
         let rows = all.split_off_front(offsets[end] - offsets[start]);
-        chunks.push((start..end, rows));
+        chunks.push((first + start..first + end, rows));
     }
     let run = |(range, out): &mut (std::ops::Range<usize>, RowsOut<'_>)| -> Vec<usize> {
         let mut unknown = Vec::new();
@@ -394,7 +414,7 @@ fn fill_rows(s: &mut Scores, offsets: &[usize], ctx: &RowContext<'_>) -> Vec<usi
 
 /// Writes job `j`'s rows from row `*r` on: partitions by descending PriorityTier (stable), each
 /// times each QOS. Returns true when the job has no association in some partition.
-fn fill_job(ctx: &RowContext<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut usize, ordered: &mut Vec<u32>) -> bool {
+fn fill_job(ctx: &PreparedQueue<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut usize, ordered: &mut Vec<u32>) -> bool {
     let jobs = ctx.jobs;
     let parts = jobs.partitions(j);
     let parts: &[u32] = if parts.len() == 1 {
@@ -409,7 +429,7 @@ fn fill_job(ctx: &RowContext<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut usize
     let qs: &[u32] = if qs.is_empty() { &[NONE] } else { qs };
     let mut missing = false;
     for &p in parts {
-        let a = ctx.assoc_of.find(jobs.user[j], jobs.account[j], p, ctx.fs, ctx.assoc_prio);
+        let a = ctx.assoc_of.find(jobs.user[j], jobs.account[j], p, ctx.fs, &ctx.assoc_prio);
         missing |= a.row == NONE;
         for &q in qs {
             write_row(ctx, j, p, q, a, out, *r);
@@ -423,7 +443,7 @@ fn fill_job(ctx: &RowContext<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut usize
 const MAX_TRES: usize = 32;
 
 /// One row's factors, as `set_priority_factors` and `_get_priority_internal` compute them.
-fn write_row(ctx: &RowContext<'_>, j: usize, p: u32, q: u32, a: Resolved, out: &mut RowsOut<'_>, r: usize) {
+fn write_row(ctx: &PreparedQueue<'_>, j: usize, p: u32, q: u32, a: Resolved, out: &mut RowsOut<'_>, r: usize) {
     let sp = ctx.p;
     let w = &sp.weights;
     let jobs = ctx.jobs;

@@ -426,3 +426,57 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
     assert!(e.contains("late.parquet:8:") && e.contains("tres_req"), "{e}");
 }
+
+/// Scoring a queue a slice of jobs at a time, and writing the slices one by one to a
+/// `ParquetSink`, gives the rows and the file contents of scoring and writing it whole (`score`
+/// streams large queues this way).
+#[test]
+fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
+    use fairshare::fairshare::{Algorithm, Params, compute};
+    use fairshare::jobs::PendingJobs;
+    use fairshare::output::parquet::{ParquetSink, jobs_batch, write_parquet};
+    use fairshare::priority::{Scores, SlurmPriority};
+
+    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
+    let conf = fairshare::config::slurm_conf::read(&site.join("slurm.conf")).unwrap();
+    let qos = fairshare::config::qos::read(&site.join("qos.txt")).unwrap();
+    let tree = fairshare::io::read_tree(&site.join("tree.csv"), None).unwrap();
+    let fs = compute(&tree, &Params::new(Algorithm::FairTree)).unwrap();
+    let prio = SlurmPriority::new(&conf, Some(&qos), 1_767_830_400);
+    let jobs = PendingJobs::read(&site.join("pending.csv"), None, &prio.weights.tres_keys()).unwrap();
+    assert!(
+        jobs.len() > 20 && jobs.part_offsets.windows(2).any(|w| w[1] - w[0] > 1),
+        "a queue with multi-partition jobs"
+    );
+
+    let (whole, unknown_whole) = prio.score(&jobs, &tree, &fs).unwrap();
+    let queue = prio.prepare(&jobs, &tree, &fs).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (whole_path, sliced_path) = (dir.path().join("whole.parquet"), dir.path().join("sliced.parquet"));
+    let mut sink: Option<ParquetSink> = None;
+    let (mut priority, mut fairshare, mut job) = (Vec::new(), Vec::new(), Vec::new());
+    let mut unknown = Vec::new();
+    for start in (0..jobs.len()).step_by(7) {
+        let mut s = Scores::default();
+        unknown.extend(queue.score_jobs(start..(start + 7).min(jobs.len()), &mut s));
+        priority.extend_from_slice(&s.priority);
+        fairshare.extend_from_slice(&s.fairshare);
+        job.extend_from_slice(&s.job);
+        let batch = jobs_batch(s, &jobs, &prio.weights).unwrap();
+        let sink = match &mut sink {
+            Some(s) => s,
+            None => sink.insert(ParquetSink::create(&sliced_path, batch.schema(), Vec::new()).unwrap()),
+        };
+        sink.write(&batch).unwrap();
+    }
+    assert!(!sliced_path.exists(), "nothing is in place before finish");
+    sink.unwrap().finish().unwrap();
+    assert_eq!((job.as_slice(), priority.as_slice()), (whole.job.as_slice(), whole.priority.as_slice()));
+    assert_eq!(fairshare, whole.fairshare);
+    assert_eq!(unknown, unknown_whole);
+
+    write_parquet(&whole_path, &jobs_batch(whole, &jobs, &prio.weights).unwrap(), Vec::new()).unwrap();
+    let (a, b) = (read_batch(&whole_path), read_batch(&sliced_path));
+    assert_eq!(a.schema(), b.schema());
+    assert_eq!(a.columns(), b.columns());
+}
