@@ -8,6 +8,7 @@ use arrow::array::{
     ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt32Array,
     UInt64Array,
 };
+use arrow::buffer::NullBuffer;
 use arrow::datatypes::UInt32Type;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -32,13 +33,17 @@ pub const SCHEMA_VERSION: &str = "1";
 /// The per-association result columns as one record batch, rows in the tree's breadth-first order.
 /// Values the emulated system leaves unset are null.
 pub fn association_batch(tree: &AssocTree, fs: &FairShare) -> RecordBatch {
-    let n = tree.len();
-    let opt = |v: &[f64]| Float64Array::from_iter(v.iter().map(|&x| (!x.is_nan()).then_some(x)));
+    // NaN marks an unset value: null in the file. Values are copied whole; only the validity is
+    // computed per row.
+    let opt = |v: &[f64]| {
+        let nulls = v.iter().any(|x| x.is_nan()).then(|| NullBuffer::from_iter(v.iter().map(|x| !x.is_nan())));
+        Float64Array::new(v.to_vec().into(), nulls)
+    };
     let batch = tree.to_record_batch();
     let col = |name: &str| batch.column_by_name(name).expect("tree column").clone();
     let columns: Vec<(&str, ArrayRef)> = vec![
         ("id", col("id")),
-        ("parent_id", Arc::new(UInt64Array::from_iter((0..n).map(|r| tree.parent_id(r))))),
+        ("parent_id", Arc::new(parent_ids(tree))),
         ("depth", col("depth")),
         ("account", col("account")),
         ("user", col("user")),
@@ -51,7 +56,13 @@ pub fn association_batch(tree: &AssocTree, fs: &FairShare) -> RecordBatch {
         ("norm_usage", Arc::new(opt(&fs.norm_usage))),
         ("effective_usage", Arc::new(opt(&fs.effective_usage))),
         ("level_fs", Arc::new(opt(&fs.level_fs))),
-        ("rank", Arc::new(UInt32Array::from_iter(fs.rank.iter().map(|&r| (r > 0).then_some(r))))),
+        (
+            "rank",
+            Arc::new(UInt32Array::new(
+                fs.rank.clone().into(),
+                Some(NullBuffer::from_iter(fs.rank.iter().map(|&r| r > 0))),
+            )),
+        ),
         ("fs_factor", Arc::new(opt(&fs.fs_factor))),
         ("priority", col("priority")),
     ];
@@ -63,6 +74,17 @@ pub fn association_batch(tree: &AssocTree, fs: &FairShare) -> RecordBatch {
     );
     RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())
         .expect("columns match their schema")
+}
+
+/// The parent's id of every row (null for the root), gathered by parent row.
+fn parent_ids(tree: &AssocTree) -> UInt64Array {
+    let ids = tree.ids();
+    let values: Vec<u64> = tree.parents().iter().map(|&p| ids[p as usize]).collect();
+    let mut valid = vec![true; values.len()];
+    if let Some(root) = valid.first_mut() {
+        *root = false;
+    }
+    UInt64Array::new(values.into(), Some(NullBuffer::from(valid)))
 }
 
 /// Columns that may hold nulls in some file, so the schema does not depend on the data.
