@@ -5,7 +5,8 @@
 //! | `fair_tree`, `classic`, `flux` | one pass, [`compute`] on a built [`AssocTree`] | 10^3, 10^4, 10^5, 10^6 |
 //! | `build` | [`AssocTree::build`] from generated records (cloning them is not timed) | 10^5, 10^6 |
 //! | `parquet_roundtrip` | tree Parquet in → Fair Tree → results Parquet out, as `fairshare compute` does | 10^5, 10^6 |
-//! | `score` | the multifactor kernel alone ([`SlurmPriority::score_into`], output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
+//! | `score` | the multifactor kernel alone ([`fairshare::priority::PreparedQueue::score_jobs`] over the whole queue, output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
+//! | `score_prepare` | what precedes it once per queue ([`SlurmPriority::prepare`]: partitions and QOS checked, associations indexed) | 10^5, 10^6 jobs |
 //! | `copy` | a plain copy of the bytes `score` reads and writes per job, for the ratio | 10^5, 10^6 jobs |
 //!
 //! With `FAIRSHARE_BENCH_10M=1` the pass and Parquet groups also run 10^7 associations (several GB of
@@ -190,12 +191,25 @@ fn score(c: &mut Criterion) {
         let site = LazyCell::new(|| site(n));
         let mut group = c.benchmark_group("score");
         configure(&mut group, n);
+        let conf =
+            LazyCell::new(|| fairshare::config::slurm_conf::read(&site.dir.path().join("slurm.conf")).expect("conf"));
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             let site = &*site;
-            let conf = fairshare::config::slurm_conf::read(&site.dir.path().join("slurm.conf")).expect("conf");
             let prio = SlurmPriority::new(&conf, None, NOW);
+            let queue = prio.prepare(&site.jobs, &site.tree, &site.fs).expect("a valid queue");
             let mut scores = fairshare::priority::Scores::default();
-            b.iter(|| prio.score_into(black_box(&site.jobs), &site.tree, &site.fs, &mut scores).expect("scores"));
+            b.iter(|| queue.score_jobs(black_box(0..site.jobs.len()), &mut scores));
+        });
+        group.finish();
+        let mut group = c.benchmark_group("score_prepare");
+        configure(&mut group, n);
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            let site = &*site;
+            let prio = SlurmPriority::new(&conf, None, NOW);
+            b.iter(|| {
+                prio.prepare(black_box(&site.jobs), &site.tree, &site.fs)
+                    .map(|q| q.score_jobs(0..0, &mut Default::default()))
+            });
         });
         group.finish();
         let mut group = c.benchmark_group("copy");
