@@ -18,8 +18,8 @@ pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params) -> Fa
     let n = tree.len();
     let shares = tree.raw_shares();
     let parents = tree.parents();
-    let parent_flags = tree.parent_share_flags();
-    let users = tree.user_flags();
+    let parent_flags = groups.parent_flags();
+    let users = groups.user_flags();
     let fs_parent = groups.fs_parents();
 
     let mut chain = vec![0.0; n];

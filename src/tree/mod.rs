@@ -1,8 +1,9 @@
 //! The association tree as Arrow arrays in breadth-first order.
 //!
-//! Readers (see [`crate::io`]) produce [`AssocRecord`]s in whatever order their file has; [`AssocTree::build`]
-//! validates them (one root, known parents, no cycles, no duplicates, users only as leaves) and lays
-//! them out breadth-first: level `k` is rows `level_offsets[k]..level_offsets[k+1]`, row 0 is the root,
+//! Readers (see [`crate::io`]) produce [`AssocRecord`]s, or for columnar files [`TreeColumns`]
+//! directly, in whatever order their file has; [`AssocTree::from_columns`] (and [`AssocTree::build`]
+//! for records) validates them (one root, known parents, no cycles, no duplicates, users only as
+//! leaves) and lays them out breadth-first: level `k` is rows `level_offsets[k]..level_offsets[k+1]`, row 0 is the root,
 //! and the children of any row are the contiguous rows `child_start..child_start + child_count`.
 //! Every fair-share pass is then a sweep over a level.
 //!
