@@ -382,10 +382,9 @@ impl<'a> RowsOut<'a> {
     }
 }
 
-/// Fills every row, in chunks of jobs across rayon (each chunk owns its rows' slices), and returns
-/// the jobs without an association, in job order.
 /// Fills the rows of jobs `first..first + offsets.len() - 1`, whose rows start at `offsets`
-/// (relative to `first`).
+/// (relative to `first`), in chunks of jobs across rayon (each chunk owns its rows' slices), and
+/// returns the jobs without an association, in job order.
 fn fill_rows(s: &mut Scores, first: usize, offsets: &[usize], ctx: &PreparedQueue<'_>) -> Vec<usize> {
     let jobs = offsets.len() - 1;
     let job_chunk = (CHUNK / 2).max(1);
