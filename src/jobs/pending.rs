@@ -284,7 +284,7 @@ impl PendingJobs {
             if fields.len() != cols.width {
                 return Err(err(&format!("expected {} fields, found {}", cols.width, fields.len())));
             }
-            let raw = cols.raw(&|i| Cell::Text(&fields[i])).map_err(|m| err(&m))?;
+            let raw = cols.raw(|i| Cell::Text(&fields[i])).map_err(|m| err(&m))?;
             self.push(raw, line_no, kept)?;
             buffer = recycle(fields);
         }
@@ -386,7 +386,7 @@ impl PendingJobs {
             *row += 1;
             let line = *row;
             let raw =
-                cols.raw(&|c| columns[c].cell(i)).map_err(|m| Error::input(path, line, format!("row {line}: {m}")))?;
+                cols.raw(|c| columns[c].cell(i)).map_err(|m| Error::input(path, line, format!("row {line}: {m}")))?;
             self.push(raw, line, kept)?;
         }
         Ok(())
@@ -667,7 +667,7 @@ impl Columns {
         })
     }
 
-    fn raw<'a>(&self, cell: &dyn Fn(usize) -> Cell<'a>) -> Result<RawJob<'a>, String> {
+    fn raw<'a>(&self, cell: impl Fn(usize) -> Cell<'a>) -> Result<RawJob<'a>, String> {
         let text = |i: usize| match cell(i) {
             Cell::Text(t) => t.trim(),
             _ => "",
