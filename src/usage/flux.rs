@@ -1156,25 +1156,8 @@ mod tests {
         assert_eq!(clean_usage(jobs.into_iter(), 1000.0, &FluxUsageConfig { half_life: 0.0, ..cfg }), 0.0);
     }
 
-    const SCHEMA: &str = "
-        CREATE TABLE association_table (creation_time INTEGER DEFAULT 0, active INTEGER DEFAULT 1,
-            username TEXT NOT NULL, userid INTEGER DEFAULT 65534, bank TEXT NOT NULL,
-            default_bank TEXT, shares INTEGER DEFAULT 1, job_usage REAL DEFAULT 0.0,
-            fairshare REAL DEFAULT 0.5, PRIMARY KEY (username, bank));
-        CREATE TABLE bank_table (bank_id INTEGER PRIMARY KEY AUTOINCREMENT, bank TEXT NOT NULL,
-            active INTEGER DEFAULT 1, parent_bank TEXT DEFAULT '', shares INTEGER DEFAULT 1,
-            job_usage REAL DEFAULT 0.0, priority REAL DEFAULT 0.0, ignore_older_than INTEGER DEFAULT 0);
-        CREATE TABLE job_usage_factor_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
-            bank TEXT NOT NULL, last_job_timestamp REAL DEFAULT 0.0, PRIMARY KEY (username, bank));
-        CREATE TABLE job_usage_per_association_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
-            bank TEXT NOT NULL, period INTEGER NOT NULL, value REAL DEFAULT 0.0,
-            PRIMARY KEY (username, bank, period));
-        CREATE TABLE t_half_life_period_table (cluster TEXT DEFAULT 'cluster', end_half_life_period REAL);
-        CREATE TABLE config_table (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-        CREATE TABLE jobs (id TEXT PRIMARY KEY NOT NULL, userid INTEGER NOT NULL, t_submit REAL,
-            t_run REAL, t_inactive REAL, ranks TEXT, R TEXT, jobspec TEXT, project TEXT, bank TEXT,
-            requested_duration REAL DEFAULT 0.0, actual_duration REAL DEFAULT 0.0);
-    ";
+    /// flux-accounting's tables, shared with the integration tests.
+    const SCHEMA: &str = include_str!("../../tests/fixtures/flux_schema.sql");
 
     /// End to end through SQLite. P = 1000, D = 0.5, node 1 / core 0.5 / GPU 2, reconfigure_time
     /// 500, end_hl 10000, run at now = 11500: now − P = 10500 > end_hl, so associations without new

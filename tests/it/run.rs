@@ -203,25 +203,8 @@ fn site_file_paths_are_relative_to_it() {
     assert!(!tmp.path().join("x").exists());
 }
 
-const FLUX_SCHEMA: &str = "
-    CREATE TABLE association_table (creation_time INTEGER DEFAULT 0, active INTEGER DEFAULT 1,
-        username TEXT NOT NULL, userid INTEGER DEFAULT 65534, bank TEXT NOT NULL,
-        default_bank TEXT, shares INTEGER DEFAULT 1, job_usage REAL DEFAULT 0.0,
-        fairshare REAL DEFAULT 0.5, PRIMARY KEY (username, bank));
-    CREATE TABLE bank_table (bank_id INTEGER PRIMARY KEY AUTOINCREMENT, bank TEXT NOT NULL,
-        active INTEGER DEFAULT 1, parent_bank TEXT DEFAULT '', shares INTEGER DEFAULT 1,
-        job_usage REAL DEFAULT 0.0, priority REAL DEFAULT 0.0, ignore_older_than INTEGER DEFAULT 0);
-    CREATE TABLE job_usage_factor_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
-        bank TEXT NOT NULL, last_job_timestamp REAL DEFAULT 0.0, PRIMARY KEY (username, bank));
-    CREATE TABLE job_usage_per_association_table (username TEXT NOT NULL, userid INTEGER NOT NULL,
-        bank TEXT NOT NULL, period INTEGER NOT NULL, value REAL DEFAULT 0.0,
-        PRIMARY KEY (username, bank, period));
-    CREATE TABLE t_half_life_period_table (cluster TEXT DEFAULT 'cluster', end_half_life_period REAL);
-    CREATE TABLE config_table (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-    CREATE TABLE jobs (id TEXT PRIMARY KEY NOT NULL, userid INTEGER NOT NULL, t_submit REAL,
-        t_run REAL, t_inactive REAL, ranks TEXT, R TEXT, jobspec TEXT, project TEXT, bank TEXT,
-        requested_duration REAL DEFAULT 0.0, actual_duration REAL DEFAULT 0.0);
-";
+/// flux-accounting's tables, shared with the unit tests of `usage::flux`.
+const FLUX_SCHEMA: &str = include_str!("../fixtures/flux_schema.sql");
 
 /// A flux-accounting site: P = 1000 s, 4 bins, D = 0.5, node weight 1; the half-life period ends
 /// at 10000 and the run is at 10500 (so associations without new jobs are left alone).
