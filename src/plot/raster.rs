@@ -228,6 +228,18 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend_from_slice(&crc32(&[kind, data]).to_be_bytes());
 }
 
+/// The prediction of PNG filter `kind` (0 none, 1 sub, 2 up, 3 average, 4 Paeth) from the bytes to
+/// the left (`a`), above (`b`) and above-left (`c`).
+fn predict(kind: u8, a: u8, b: u8, c: u8) -> u8 {
+    match kind {
+        0 => 0,
+        1 => a,
+        2 => b,
+        3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+        _ => paeth(a, b, c),
+    }
+}
+
 /// The Paeth predictor of the PNG specification.
 fn paeth(a: u8, b: u8, c: u8) -> u8 {
     let p = i16::from(a) + i16::from(b) - i16::from(c);
@@ -259,15 +271,7 @@ pub fn encode_png(width: u32, height: u32, rgb: &[u8]) -> Vec<u8> {
             for i in 0..stride {
                 let a = if i >= BPP { row[i - BPP] } else { 0 };
                 let c = if i >= BPP { up[i - BPP] } else { 0 };
-                let b = up[i];
-                let pred = match kind {
-                    0 => 0,
-                    1 => a,
-                    2 => b,
-                    3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
-                    _ => paeth(a, b, c),
-                };
-                candidate[i] = row[i].wrapping_sub(pred);
+                candidate[i] = row[i].wrapping_sub(predict(kind, a, up[i], c));
             }
             // The usual heuristic: the smallest sum of the bytes read as signed.
             let cost: u64 = candidate.iter().map(|&v| u64::from((v as i8).unsigned_abs())).sum();
@@ -323,14 +327,7 @@ mod tests {
                 let a = if i >= 3 { img[y * stride + i - 3] } else { 0 };
                 let b = if y > 0 { img[(y - 1) * stride + i] } else { 0 };
                 let c = if i >= 3 && y > 0 { img[(y - 1) * stride + i - 3] } else { 0 };
-                let pred = match kind {
-                    0 => 0,
-                    1 => a,
-                    2 => b,
-                    3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
-                    _ => paeth(a, b, c),
-                };
-                img[y * stride + i] = v.wrapping_add(pred);
+                img[y * stride + i] = v.wrapping_add(predict(kind, a, b, c));
             }
         }
         assert_eq!(img, rgb);
