@@ -676,16 +676,8 @@ pub fn set_tree_shares(input: &mut TreeInput, report: &ShareReport) -> Result<us
 /// # Ok::<(), fairshare::Error>(())
 /// ```
 pub fn flat_tree(report: &ShareReport, source: impl Into<PathBuf>) -> TreeInput {
-    let row = |id: u64, parent_id, account: &str, shares| AssocRecord {
-        id,
-        parent_id,
-        account: account.to_string(),
-        user: None,
-        partition: None,
-        shares: Shares::Value(shares),
-        usage: 0.0,
-        priority: None,
-        line: id,
+    let row = |id: u64, parent_id, account: &str, shares| {
+        AssocRecord::account(id, parent_id, account, Shares::Value(shares), id)
     };
     let mut records = vec![row(1, None, "root", 1)];
     for (i, a) in report.accounts.iter().enumerate() {

@@ -60,17 +60,7 @@ pub fn read(path: &Path) -> Result<TreeInput> {
             .map_err(|_| Error::input(path, None, format!("bank_table: bank {bank:?} has negative shares {shares}")))?;
         let id = next_id;
         next_id += 1;
-        records.push(AssocRecord {
-            id,
-            parent_id,
-            account: bank.clone(),
-            user: None,
-            partition: None,
-            shares: Shares::Value(shares),
-            usage: 0.0,
-            priority: None,
-            line: id,
-        });
+        records.push(AssocRecord::account(id, parent_id, bank.clone(), Shares::Value(shares), id));
         let subs: Vec<(String, bool)> = banks_q
             .query_map([&bank], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? != 0)))
             .map_err(db_err)?

@@ -45,17 +45,7 @@ pub fn read(path: &Path) -> Result<TreeInput> {
 /// `Fairshare`). A file with no Cluster, Parent, Account or User line at all.
 pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
     // Root first, so a Cluster line can still set its options; its line is the first real line.
-    let mut records = vec![AssocRecord {
-        id: 1,
-        parent_id: None,
-        account: ROOT.to_string(),
-        user: None,
-        partition: None,
-        shares: Shares::Value(1),
-        usage: 0.0,
-        priority: None,
-        line: 1,
-    }];
+    let mut records = vec![AssocRecord::account(1, None, ROOT, Shares::Value(1), 1)];
     // Account name -> record index; root is declared implicitly.
     let mut accounts: HashMap<String, usize> = HashMap::from([(ROOT.to_string(), 0)]);
     // (user, account, partition) -> line, to report the first of a duplicate.
@@ -116,16 +106,11 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
                 let opts = entry.options().map_err(err)?;
                 accounts.insert(entry.name.clone(), records.len());
                 let parent_id = records[parent].id;
+                let shares = opts.shares.unwrap_or(Shares::Value(1));
+                let id = records.len() as u64 + 1;
                 records.push(AssocRecord {
-                    id: records.len() as u64 + 1,
-                    parent_id: Some(parent_id),
-                    account: entry.name,
-                    user: None,
-                    partition: None,
-                    shares: opts.shares.unwrap_or(Shares::Value(1)),
-                    usage: 0.0,
                     priority: opts.priority,
-                    line: line_no,
+                    ..AssocRecord::account(id, Some(parent_id), entry.name, shares, line_no)
                 });
             }
             Kind::User => {

@@ -65,6 +65,21 @@ pub struct AssocRecord {
 }
 
 impl AssocRecord {
+    /// An account row without usage, priority or partition.
+    pub fn account(id: u64, parent_id: Option<u64>, account: impl Into<String>, shares: Shares, line: u64) -> Self {
+        AssocRecord {
+            id,
+            parent_id,
+            account: account.into(),
+            user: None,
+            partition: None,
+            shares,
+            usage: 0.0,
+            priority: None,
+            line,
+        }
+    }
+
     /// True for a user association.
     pub fn is_user(&self) -> bool {
         self.user.is_some()
