@@ -440,7 +440,7 @@ fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
         let batch = jobs_batch(scores, &jobs, &prio.weights)?;
         let sink = match &mut sink {
             Some(s) => s,
-            None => sink.insert(ParquetSink::create(out, batch.schema(), meta.clone())?),
+            None => sink.insert(ParquetSink::create(out, &batch, meta.clone())?),
         };
         sink.write(&batch)?;
         start = end;

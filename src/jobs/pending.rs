@@ -382,6 +382,10 @@ impl PendingJobs {
             })
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| Error::format(path, e))?;
+        if self.push_columns(&cols, &columns, *row) {
+            *row += batch.num_rows() as u64;
+            return Ok(());
+        }
         for i in 0..batch.num_rows() {
             *row += 1;
             let line = *row;
@@ -392,17 +396,115 @@ impl PendingJobs {
         Ok(())
     }
 
+    /// Appends a batch of typed columns a column at a time, with no cell per value; false, with
+    /// nothing appended, when a column is text or some value needs the row path, which then reports
+    /// the first bad row as it does for any input.
+    fn push_columns(&mut self, cols: &Columns, columns: &[Column], rows_before: u64) -> bool {
+        let jobs = self.len();
+        let pushed = self.try_push_columns(cols, columns, rows_before).is_some();
+        if !pushed {
+            self.truncate(jobs);
+        }
+        pushed
+    }
+
+    fn try_push_columns(&mut self, cols: &Columns, columns: &[Column], rows_before: u64) -> Option<()> {
+        let n = columns.first()?.len();
+        // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
+        const NICE: std::ops::RangeInclusive<i64> = -2_147_483_645..=2_147_483_645;
+        const U32: std::ops::RangeInclusive<i64> = 0..=u32::MAX as i64;
+        let required = |c: usize| match &columns[c] {
+            Column::Int(a) if a.null_count() == 0 => Some(a.values()),
+            _ => None,
+        };
+        let job_id = required(cols.job_id)?;
+        if job_id.iter().any(|&v| v < 0) {
+            return None;
+        }
+        self.job_id.extend(job_id.iter().map(|&v| v as u64));
+        let single = |c: usize, out: &mut Vec<u32>| -> Option<()> {
+            let Column::Names(keys, lists) = &columns[c] else { return None };
+            if keys.null_count() > 0 || lists.iter().any(|l| l.len() != 1) {
+                return None;
+            }
+            out.extend(keys.values().iter().map(|&k| lists[k as usize][0]));
+            Some(())
+        };
+        single(cols.user, &mut self.user)?;
+        single(cols.account, &mut self.account)?;
+        let lists = |c: usize, ids: &mut Vec<u32>, offsets: &mut Vec<u32>, required: bool| -> Option<()> {
+            let Column::Names(keys, lists) = &columns[c] else { return None };
+            for i in 0..n {
+                match keys.is_valid(i).then(|| &lists[keys.value(i) as usize]) {
+                    Some(l) if !l.is_empty() => ids.extend_from_slice(l),
+                    _ if required => return None,
+                    _ => {}
+                }
+                offsets.push(ids.len() as u32);
+            }
+            Some(())
+        };
+        lists(cols.partition, &mut self.part_ids, &mut self.part_offsets, true)?;
+        lists(cols.qos, &mut self.qos_ids, &mut self.qos_offsets, false)?;
+        self.submit_time.extend_from_slice(required(cols.submit)?);
+        // Slurm's accrue time 0 means "not yet eligible".
+        let Column::Int(accrue) = &columns[cols.accrue] else { return None };
+        self.accrue_time.extend(accrue.iter().map(|t| t.filter(|&t| t != 0)));
+        self.min_nodes.extend(in_range(&columns[cols.min_nodes], 1, U32)?.map(|v| v as u32));
+        self.cpus.extend(in_range(&columns[cols.cpus], 0, U32)?.map(|v| v as u32));
+        self.time_limit.extend(in_range(&columns[cols.time_limit], NO_VAL.into(), U32)?.map(|v| v as u32));
+        self.nice.extend(in_range(&columns[cols.nice], 0, NICE)?.map(|v| v as i32));
+        self.site_factor.extend(in_range(&columns[cols.site_factor], 0, NICE)?.map(|v| v as i32));
+        match cols.urgency {
+            Some(c) => self.urgency.extend(in_range(&columns[c], DEFAULT_URGENCY.into(), 0..=31)?.map(|v| v as u8)),
+            None => self.urgency.resize(self.urgency.len() + n, DEFAULT_URGENCY),
+        }
+        let Column::Tres(keys, counts) = &columns[cols.tres_req] else { return None };
+        let counts: Vec<&[u64]> = counts.iter().map(|c| c.as_deref().ok()).collect::<Option<_>>()?;
+        for (t, col) in self.tres_req.iter_mut().enumerate() {
+            // A null request asks for nothing.
+            col.extend((0..n).map(|i| if keys.is_valid(i) { counts[keys.value(i) as usize][t] } else { 0 }));
+        }
+        self.line.extend(rows_before + 1..=rows_before + n as u64);
+        Some(())
+    }
+
+    /// Drops every job from `jobs` on.
+    fn truncate(&mut self, jobs: usize) {
+        self.part_ids.truncate(self.part_offsets[jobs] as usize);
+        self.part_offsets.truncate(jobs + 1);
+        self.qos_ids.truncate(self.qos_offsets[jobs] as usize);
+        self.qos_offsets.truncate(jobs + 1);
+        self.job_id.truncate(jobs);
+        self.user.truncate(jobs);
+        self.account.truncate(jobs);
+        self.submit_time.truncate(jobs);
+        self.accrue_time.truncate(jobs);
+        self.min_nodes.truncate(jobs);
+        self.cpus.truncate(jobs);
+        self.time_limit.truncate(jobs);
+        self.nice.truncate(jobs);
+        self.site_factor.truncate(jobs);
+        self.urgency.truncate(jobs);
+        for col in &mut self.tres_req {
+            col.truncate(jobs);
+        }
+        self.line.truncate(jobs);
+    }
+
     /// Appends `chunk`, read from a later part of the same file, mapping its name ids to ours.
     fn append(&mut self, chunk: PendingJobs) {
         let ids: Vec<u32> = (0..chunk.names.len() as u32).map(|i| self.names.intern(chunk.names.name(i))).collect();
-        let map = |v: &[u32]| v.iter().map(|&i| ids[i as usize]).collect::<Vec<_>>();
+        fn map<'a>(ids: &'a [u32], v: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+            v.iter().map(|&i| ids[i as usize])
+        }
         self.job_id.extend_from_slice(&chunk.job_id);
-        self.user.extend(map(&chunk.user));
-        self.account.extend(map(&chunk.account));
+        self.user.extend(map(&ids, &chunk.user));
+        self.account.extend(map(&ids, &chunk.account));
         let (parts, qos) = (self.part_ids.len() as u32, self.qos_ids.len() as u32);
-        self.part_ids.extend(map(&chunk.part_ids));
+        self.part_ids.extend(map(&ids, &chunk.part_ids));
         self.part_offsets.extend(chunk.part_offsets[1..].iter().map(|o| o + parts));
-        self.qos_ids.extend(map(&chunk.qos_ids));
+        self.qos_ids.extend(map(&ids, &chunk.qos_ids));
         self.qos_offsets.extend(chunk.qos_offsets[1..].iter().map(|o| o + qos));
         self.submit_time.extend_from_slice(&chunk.submit_time);
         self.accrue_time.extend_from_slice(&chunk.accrue_time);
@@ -584,6 +686,14 @@ impl Column {
         Ok(Column::Tres(dict.keys().clone(), counts))
     }
 
+    fn len(&self) -> usize {
+        match self {
+            Column::Text(a) => a.len(),
+            Column::Int(a) => a.len(),
+            Column::Names(keys, _) | Column::Tres(keys, _) => keys.len(),
+        }
+    }
+
     fn cell(&self, i: usize) -> Cell<'_> {
         match self {
             Column::Tres(keys, counts) if keys.is_valid(i) => Cell::Tres(&counts[keys.value(i) as usize]),
@@ -593,6 +703,22 @@ impl Column {
             _ => Cell::Null,
         }
     }
+}
+
+/// The values of an integer column, `default` for nulls; `None` when the column is not integers or
+/// a value is outside `range`.
+fn in_range(
+    col: &Column,
+    default: i64,
+    range: std::ops::RangeInclusive<i64>,
+) -> Option<impl Iterator<Item = i64> + '_> {
+    let Column::Int(a) = col else { return None };
+    let values = a.values();
+    let fits = match a.nulls() {
+        None => values.iter().all(|v| range.contains(v)),
+        Some(nulls) => values.iter().zip(nulls.iter()).all(|(v, valid)| !valid || range.contains(v)),
+    };
+    fits.then(|| a.iter().map(move |v| v.unwrap_or(default)))
 }
 
 /// A number in squeue's JSON: plain, or `{"set": true, "infinite": false, "number": N}`.

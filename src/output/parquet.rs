@@ -9,8 +9,12 @@ use arrow::array::{
     UInt64Array,
 };
 use arrow::buffer::NullBuffer;
-use arrow::datatypes::UInt32Type;
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use std::collections::HashSet;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Field, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, UInt32Type, UInt64Type,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, ZstdLevel};
@@ -139,6 +143,28 @@ pub fn jobs_metadata(formula: &str, algorithm: Algorithm, now: i64) -> Vec<KeyVa
 /// Rows per row group.
 const ROW_GROUP_ROWS: usize = 1 << 20;
 
+/// Rows sampled, evenly spaced, to tell a column's distinctness.
+const DISTINCT_SAMPLE: usize = 4096;
+
+/// True for a numeric column whose sampled values are more than half distinct; strings and
+/// booleans never are (names repeat, and booleans have no dictionary to gain).
+fn mostly_distinct(column: &dyn Array) -> bool {
+    fn sample<T: ArrowPrimitiveType>(column: &dyn Array, bits: impl Fn(T::Native) -> u64) -> bool {
+        let values = column.as_primitive::<T>().values();
+        let step = values.len().div_ceil(DISTINCT_SAMPLE).max(1);
+        let seen: HashSet<u64> = values.iter().step_by(step).map(|&v| bits(v)).collect();
+        2 * seen.len() > values.len().div_ceil(step)
+    }
+    match column.data_type() {
+        DataType::Float64 => sample::<Float64Type>(column, f64::to_bits),
+        DataType::UInt64 => sample::<UInt64Type>(column, |v| v),
+        DataType::Int64 => sample::<Int64Type>(column, |v| v as u64),
+        DataType::UInt32 => sample::<UInt32Type>(column, u64::from),
+        DataType::Int32 => sample::<Int32Type>(column, |v| v as u64),
+        _ => false,
+    }
+}
+
 /// ZSTD level of every Parquet output.
 const ZSTD_LEVEL: i32 = 1;
 
@@ -147,7 +173,7 @@ const ZSTD_LEVEL: i32 = 1;
 /// # Errors
 /// I/O or encoding errors naming `path`; the target is then untouched.
 pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) -> Result<()> {
-    let mut sink = ParquetSink::create(path, batch.schema(), metadata)?;
+    let mut sink = ParquetSink::create(path, batch, metadata)?;
     sink.write(batch)?;
     sink.finish()
 }
@@ -167,19 +193,22 @@ pub struct ParquetSink {
 }
 
 impl ParquetSink {
-    /// Starts a file of `schema` at `path` (ZSTD, `metadata` in the footer).
+    /// Starts a file at `path` (ZSTD, `metadata` in the footer) for batches of the schema of
+    /// `first`, the first batch to be written, whose values also choose each column's encoding.
     ///
     /// # Errors
     /// The temporary file cannot be created.
-    pub fn create(path: &Path, schema: SchemaRef, metadata: Vec<KeyValue>) -> Result<Self> {
+    pub fn create(path: &Path, first: &RecordBatch, metadata: Vec<KeyValue>) -> Result<Self> {
         let file = AtomicFile::create(path)?;
+        let schema = first.schema();
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_key_value_metadata(Some(metadata));
-        // Floats and 64-bit ids are nearly all distinct: a dictionary attempt would only be thrown away.
-        for field in schema.fields() {
-            if matches!(field.data_type(), DataType::Float64 | DataType::UInt64 | DataType::Int64) {
+        // A dictionary makes few-valued numbers (weighted factors, depths) smaller and faster to
+        // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
+        for (field, column) in schema.fields().iter().zip(first.columns()) {
+            if mostly_distinct(column.as_ref()) {
                 props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
             }
         }

@@ -353,35 +353,49 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     let mut csv = String::from(
         "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n",
     );
+    // Some values are absent (an empty QOS, no accrue time, the partition's time limit).
+    let qos = |i: usize| if i % 5 == 2 { "" } else { "normal" };
+    let accrue = |i: usize| (i % 4 != 1).then_some(900 + i as i64);
+    let limit = |i: usize| (!i.is_multiple_of(3)).then_some(60 * i as i64);
+    let nice = |i: usize| i as i64 * 100 - 500;
+    let text_of = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
     for (i, u) in users.iter().enumerate() {
         csv += &format!(
-            "{},{u},acct{},\"{}\",normal,{},0,1,{},60,0,0,\"{}\"\n",
+            "{},{u},acct{},\"{}\",{},{},{},{},{},{},{},{},\"{}\"\n",
             100 + i,
             i % 3,
             parts(i),
+            qos(i),
             1000 + i,
+            text_of(accrue(i)),
+            i % 2 + 1,
             i + 1,
+            text_of(limit(i)),
+            nice(i),
+            i % 2,
             tres(i)
         );
     }
     let csv_path = write_file(dir.path(), "q.csv", &csv);
-    let write_parquet = |name: &str, tres_of: &dyn Fn(usize) -> String| {
+    let write_parquet_with = |name: &str, tres_of: &dyn Fn(usize) -> String, nice_of: &dyn Fn(usize) -> i64| {
         let n = users.len();
         let text = |f: &dyn Fn(usize) -> String| -> ArrayRef { Arc::new(StringArray::from_iter_values((0..n).map(f))) };
         let ints = |f: &dyn Fn(usize) -> i64| -> ArrayRef { Arc::new(Int64Array::from_iter_values((0..n).map(f))) };
+        let nullable =
+            |f: &dyn Fn(usize) -> Option<i64>| -> ArrayRef { Arc::new(Int64Array::from_iter((0..n).map(f))) };
         let batch = RecordBatch::try_from_iter([
             ("job_id", ints(&|i| 100 + i as i64)),
             ("user", text(&|i| users[i].to_string())),
             ("account", text(&|i| format!("acct{}", i % 3))),
             ("partition", text(&|i| parts(i).to_string())),
-            ("qos", text(&|_| "normal".into())),
+            ("qos", text(&|i| qos(i).to_string())),
             ("submit_time", ints(&|i| 1000 + i as i64)),
-            ("accrue_time", ints(&|_| 0)),
-            ("min_nodes", ints(&|_| 1)),
+            ("accrue_time", nullable(&accrue)),
+            ("min_nodes", ints(&|i| i as i64 % 2 + 1)),
             ("cpus", ints(&|i| i as i64 + 1)),
-            ("time_limit", ints(&|_| 60)),
-            ("nice", ints(&|_| 0)),
-            ("site_factor", ints(&|_| 0)),
+            ("time_limit", nullable(&limit)),
+            ("nice", ints(nice_of)),
+            ("site_factor", ints(&|i| i as i64 % 2)),
             ("tres_req", text(tres_of)),
         ])
         .unwrap();
@@ -392,6 +406,7 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
         w.close().unwrap();
         path
     };
+    let write_parquet = |name: &str, tres_of: &dyn Fn(usize) -> String| write_parquet_with(name, tres_of, &nice);
     let keep: Vec<Tres> = ["cpu", "mem", "gres/gpu"].iter().map(|t| Tres::parse(t).unwrap()).collect();
     let from_csv = PendingJobs::read(&csv_path, Some(PendingFormat::Csv), &keep).unwrap();
     let pq_path = write_parquet("q.parquet", &tres);
@@ -409,6 +424,13 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     assert_eq!(from_pq.tres_req, from_csv.tres_req);
     assert_eq!(from_pq.cpus, from_csv.cpus);
     assert_eq!(from_pq.submit_time, from_csv.submit_time);
+    assert_eq!(from_pq.accrue_time, from_csv.accrue_time);
+    assert_eq!(from_pq.min_nodes, from_csv.min_nodes);
+    assert_eq!(from_pq.time_limit, from_csv.time_limit);
+    assert!(from_pq.time_limit.contains(&fairshare::jobs::pending::NO_VAL));
+    assert_eq!(from_pq.nice, from_csv.nice);
+    assert_eq!(from_pq.site_factor, from_csv.site_factor);
+    assert_eq!(from_pq.urgency, from_csv.urgency);
     // Parquet rows count from 1; the CSV's first job is on line 2.
     assert_eq!(from_pq.line, (1..=users.len() as u64).collect::<Vec<_>>());
     // Each name is interned once across row groups.
@@ -425,6 +447,10 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     let bad = write_parquet("late.parquet", &|i| if i == 7 { "cpu=lots".into() } else { tres(i) });
     let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
     assert!(e.contains("late.parquet:8:") && e.contains("tres_req"), "{e}");
+    // An integer out of range in the middle of a row group: its row, not the group's first.
+    let bad = write_parquet_with("nice.parquet", &tres, &|i| if i == 4 { 1 << 40 } else { nice(i) });
+    let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
+    assert!(e.contains("nice.parquet:5:") && e.contains("nice"), "{e}");
 }
 
 /// Scoring a queue a slice of jobs at a time, and writing the slices one by one to a
@@ -465,7 +491,7 @@ fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
         let batch = jobs_batch(s, &jobs, &prio.weights).unwrap();
         let sink = match &mut sink {
             Some(s) => s,
-            None => sink.insert(ParquetSink::create(&sliced_path, batch.schema(), Vec::new()).unwrap()),
+            None => sink.insert(ParquetSink::create(&sliced_path, &batch, Vec::new()).unwrap()),
         };
         sink.write(&batch).unwrap();
     }
