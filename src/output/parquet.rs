@@ -314,3 +314,30 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
     RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())
         .map_err(|e| Error::format("<jobs>", e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::basic::Encoding;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    #[test]
+    fn few_valued_numbers_get_a_dictionary_and_distinct_ones_do_not() {
+        let n = 10_000;
+        let batch = RecordBatch::try_from_iter([
+            ("factor", Arc::new(Float64Array::from_iter_values((0..n).map(|i| f64::from(i % 7) / 7.0))) as ArrayRef),
+            ("usage", Arc::new(Float64Array::from_iter_values((0..n).map(|i| f64::from(i) * 1.5))) as ArrayRef),
+            ("depth", Arc::new(UInt32Array::from_iter_values((0..n).map(|i| i % 4))) as ArrayRef),
+            ("id", Arc::new(UInt64Array::from_iter_values((0..n).map(u64::from))) as ArrayRef),
+        ])
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_parquet(&path, &batch, Vec::new()).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
+        assert_eq!((0..4).map(dictionary).collect::<Vec<_>>(), [true, false, true, false]);
+        assert!(mostly_distinct(batch.column(1).as_ref()) && !mostly_distinct(batch.column(0).as_ref()));
+    }
+}
