@@ -14,8 +14,9 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray, UInt64Array};
 use arrow::compute::{cast, concat};
 use arrow::datatypes::{DataType, UInt64Type};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::KeyValue;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
@@ -36,40 +37,66 @@ pub fn read(path: &Path) -> Result<TreeInput> {
 /// Not Parquet, a missing column, or a null where a value is required, with its row (1-based).
 pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-    let rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+    let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
+    let rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
     crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
-    // One batch for the whole file: the columns are decoded in place, with no copy to concatenate.
-    let reader = builder.with_batch_size((rows as usize).max(1)).build().map_err(|e| Error::format(path, e))?;
-    let mut batches = Vec::new();
+    let groups = metadata.metadata().row_groups();
+    let mut first_row = Vec::with_capacity(groups.len());
     let mut row = 0u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::format(path, e))?;
-        batches.push(canonical_columns(path, &batch, row)?);
-        row += batch.num_rows() as u64;
+    for g in groups {
+        first_row.push(row);
+        row += g.num_rows().max(0) as u64;
     }
-    let column = |i: usize| -> Result<ArrayRef> {
-        let parts: Vec<&dyn Array> = batches.iter().map(|b| b[i].as_ref()).collect();
-        if parts.is_empty() {
-            return Ok(arrow::array::new_empty_array(&CANONICAL_TYPES[i]));
+    // Row groups are decoded across cores, each as one batch of its size; the first bad row in
+    // the file is the one reported.
+    let read_group = |g: usize| -> Result<[ArrayRef; 9]> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
+            .with_row_groups(vec![g])
+            .with_batch_size((groups[g].num_rows().max(1)) as usize)
+            .build()
+            .map_err(|e| Error::format(path, e))?;
+        let mut parts = Vec::new();
+        let mut row = first_row[g];
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::format(path, e))?;
+            parts.push(canonical_columns(path, &batch, row)?);
+            row += batch.num_rows() as u64;
         }
-        concat(&parts).map_err(|e| Error::format(path, e))
+        concat_columns(path, &parts)
     };
+    let parts: Vec<[ArrayRef; 9]> =
+        (0..groups.len()).into_par_iter().map(read_group).collect::<Vec<_>>().into_iter().collect::<Result<_>>()?;
+    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] =
+        concat_columns(path, &parts)?;
     Ok(TreeColumns {
         source: path.to_path_buf(),
-        id: column(0)?.as_primitive().clone(),
-        parent_id: column(1)?.as_primitive().clone(),
-        account: column(2)?.as_string().clone(),
-        user: column(3)?.as_string().clone(),
-        partition: column(4)?.as_string().clone(),
-        shares: column(5)?.as_primitive().clone(),
-        parent_shares: column(6)?.as_boolean().clone(),
-        usage: column(7)?.as_primitive().clone(),
-        priority: column(8)?.as_primitive().clone(),
+        id: id.as_primitive().clone(),
+        parent_id: parent_id.as_primitive().clone(),
+        account: account.as_string().clone(),
+        user: user.as_string().clone(),
+        partition: partition.as_string().clone(),
+        shares: shares.as_primitive().clone(),
+        parent_shares: parent_shares.as_boolean().clone(),
+        usage: usage.as_primitive().clone(),
+        priority: priority.as_primitive().clone(),
         lines: None,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
     })
+}
+
+/// Each canonical column of `parts` in one array (no copy for a single part), columns across cores.
+fn concat_columns(path: &Path, parts: &[[ArrayRef; 9]]) -> Result<[ArrayRef; 9]> {
+    let columns: Vec<ArrayRef> = (0..9)
+        .into_par_iter()
+        .map(|i| match parts {
+            [] => Ok(arrow::array::new_empty_array(&CANONICAL_TYPES[i])),
+            [one] => Ok(one[i].clone()),
+            _ => concat(&parts.iter().map(|p| p[i].as_ref()).collect::<Vec<_>>()).map_err(|e| Error::format(path, e)),
+        })
+        .collect::<Result<_>>()?;
+    Ok(columns.try_into().expect("nine columns"))
 }
 
 /// Types of the canonical columns, in [`TreeColumns`] order.
@@ -197,5 +224,49 @@ mod tests {
         let input = read(&path).unwrap();
         assert_eq!(input.records, records);
         assert_eq!(input.source, path);
+    }
+
+    /// A file of many row groups reads as one, and of two bad rows in different row groups
+    /// the first in the file is named.
+    #[test]
+    fn row_groups_read_in_order_and_the_first_bad_row_is_named() {
+        use parquet::arrow::ArrowWriter;
+        use parquet::file::properties::WriterProperties;
+
+        let mut records = vec![record(1, None, None, Shares::Value(1), 0.0)];
+        for i in 2..=9 {
+            records.push(record(i, Some(1), Some(&format!("u{i}")), Shares::Value(i), i as f64));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let write_groups = |name: &str, batch: &RecordBatch| {
+            let path = dir.path().join(name);
+            let props = WriterProperties::builder().set_max_row_group_row_count(Some(2)).build();
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+            w.write(batch).unwrap();
+            w.close().unwrap();
+            path
+        };
+        let good = write_groups("good.parquet", &records_batch(&records));
+        let cols = read_columns(&good).unwrap();
+        assert_eq!(cols.id.values().to_vec(), (1..=9).collect::<Vec<u64>>());
+        assert_eq!(cols.user.value(8), "u9");
+
+        let mut batch = records_batch(&records);
+        let usage = |bad: &[usize]| -> ArrayRef {
+            Arc::new(
+                (0..records.len())
+                    .map(|i| (!bad.contains(&i)).then_some(records[i].usage))
+                    .collect::<arrow::array::Float64Array>(),
+            )
+        };
+        let mut columns = batch.columns().to_vec();
+        columns[7] = usage(&[6, 2]);
+        let schema = arrow::datatypes::Schema::new(
+            batch.schema().fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
+        );
+        batch = RecordBatch::try_new(Arc::new(schema), columns).unwrap();
+        let bad = write_groups("bad.parquet", &batch);
+        let e = read_columns(&bad).unwrap_err().to_string();
+        assert!(e.contains("bad.parquet:3:") && e.contains("row 3"), "{e}");
     }
 }

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow::compute::take;
 use arrow::datatypes::{Field, Schema};
+use rayon::prelude::*;
 
 use super::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
 use crate::error::{Error, Result};
@@ -117,16 +118,18 @@ impl TreeColumns {
     /// Compares two rows by Slurm lineage segment: `0-<user>/[<partition>/]` for users,
     /// `<account>/` for accounts, as bytes, without building the strings.
     fn lineage_cmp(&self, a: usize, b: usize) -> Ordering {
-        let segment = |r: usize| {
-            let (prefix, name): (&[u8], &str) = match self.user(r) {
-                Some(u) => (b"0-", u),
-                None => (b"", self.account.value(r)),
-            };
-            let part = if self.is_user(r) && self.partition.is_valid(r) { self.partition.value(r) } else { "" };
-            let part_slash: &[u8] = if part.is_empty() { b"" } else { b"/" };
-            prefix.iter().chain(name.as_bytes()).chain(b"/").chain(part.as_bytes()).chain(part_slash).copied()
-        };
-        segment(a).cmp(segment(b))
+        cmp_pieces(&self.lineage_segment(a), &self.lineage_segment(b))
+    }
+
+    /// The pieces of row `r`'s lineage segment, in order (empty pieces where absent).
+    fn lineage_segment(&self, r: usize) -> [&[u8]; 5] {
+        match self.user(r) {
+            Some(u) if self.partition.is_valid(r) && !self.partition.value(r).is_empty() => {
+                [b"0-", u.as_bytes(), b"/", self.partition.value(r).as_bytes(), b"/"]
+            }
+            Some(u) => [b"0-", u.as_bytes(), b"/", b"", b""],
+            None => [b"", self.account.value(r).as_bytes(), b"/", b"", b""],
+        }
     }
 
     /// The canonical columns as one record batch (names as the Parquet tree format has them).
@@ -142,6 +145,28 @@ impl TreeColumns {
             Arc::new(self.usage.clone()),
             Arc::new(self.priority.clone()),
         ])
+    }
+}
+
+/// Compares the concatenations of two lists of byte strings, a common run at a time.
+fn cmp_pieces(a: &[&[u8]], b: &[&[u8]]) -> Ordering {
+    let (mut a, mut b) = (a.iter().copied().filter(|p| !p.is_empty()), b.iter().copied().filter(|p| !p.is_empty()));
+    let (mut x, mut y): (&[u8], &[u8]) = (&[], &[]);
+    loop {
+        if x.is_empty() {
+            x = a.next().unwrap_or_default();
+        }
+        if y.is_empty() {
+            y = b.next().unwrap_or_default();
+        }
+        if x.is_empty() || y.is_empty() {
+            return x.len().cmp(&y.len());
+        }
+        let common = x.len().min(y.len());
+        match x[..common].cmp(&y[..common]) {
+            Ordering::Equal => (x, y) = (&x[common..], &y[common..]),
+            unequal => return unequal,
+        }
     }
 }
 
@@ -257,11 +282,12 @@ impl AssocTree {
                 format!("usage {} is not a non-negative number", usage_in[i]),
             ));
         }
-        let (child_off, child_rows) = link_children(&cols)?;
+        let (child_off, mut child_rows) = link_children(&cols)?;
         let root = find_root(&cols)?;
+        order_children(&cols, &child_off, &mut child_rows)?;
         let children = |p: usize| &child_rows[child_off[p] as usize..child_off[p + 1] as usize];
 
-        // Breadth-first layout; children sorted per parent as the emulated system orders them.
+        // Breadth-first layout.
         let mut order: Vec<u32> = Vec::with_capacity(n);
         let mut child_start = vec![0u32; n];
         let mut child_count = vec![0u32; n];
@@ -271,29 +297,11 @@ impl AssocTree {
         order.push(root as u32);
         let mut head = 0usize;
         let mut level_end = 1usize;
-        let mut kids: Vec<u32> = Vec::new();
-        let mut by_name: Vec<u32> = Vec::new();
-        let by_lineage = |v: &mut Vec<u32>| {
-            if !v.is_sorted_by(|&a, &b| cols.lineage_cmp(a as usize, b as usize) != Ordering::Greater) {
-                v.sort_by(|&a, &b| cols.lineage_cmp(a as usize, b as usize));
-            }
-        };
         while head < order.len() {
-            let old = order[head] as usize;
-            kids.clear();
-            kids.extend_from_slice(children(old));
-            if cols.sibling_order == SiblingOrder::Lineage {
-                by_lineage(&mut kids);
-                check_duplicate_users(&cols, &kids)?;
-            } else {
-                by_name.clear();
-                by_name.extend_from_slice(&kids);
-                by_lineage(&mut by_name);
-                check_duplicate_users(&cols, &by_name)?;
-            }
+            let kids = children(order[head] as usize);
             child_start[head] = order.len() as u32;
             child_count[head] = kids.len() as u32;
-            for &k in &kids {
+            for &k in kids {
                 parent[order.len()] = head as u32;
                 depth[order.len()] = depth[head] + 1;
                 order.push(k);
@@ -340,29 +348,85 @@ impl AssocTree {
                 && usage[0] < 9_007_199_254_740_992.0;
 
         let indices = UInt32Array::from(order);
-        let gather = |a: &dyn Array| take(a, &indices, None).expect("indices are rows of the input");
+        let sources: [&(dyn Array + Sync); 6] =
+            [&cols.id, &cols.account, &cols.user, &cols.partition, &cols.shares, &cols.priority];
+        let gathered: Vec<ArrayRef> =
+            sources.par_iter().map(|a| take(*a, &indices, None).expect("indices are rows of the input")).collect();
+        let [id, account, user, partition, raw_shares, priority] =
+            <[ArrayRef; 6]>::try_from(gathered).expect("one per source");
         let mut parent_shares: Vec<bool> =
             indices.values().iter().map(|&old| cols.parent_shares.value(old as usize)).collect();
         parent_shares[0] = false;
         Ok(AssocTree {
-            id: downcast(gather(&cols.id)),
+            id: downcast(id),
             parent: UInt32Array::from_iter((0..n).map(|i| (i > 0).then_some(parent[i]))),
             depth: UInt32Array::from(depth),
             child_start: UInt32Array::from(child_start),
             child_count: UInt32Array::from(child_count),
             user_count: is_user.iter().filter(|&&u| u).count(),
             is_user: BooleanArray::from(is_user),
-            account: downcast(gather(&cols.account)),
-            user: downcast(gather(&cols.user)),
-            partition: downcast(gather(&cols.partition)),
-            raw_shares: downcast(gather(&cols.shares)),
+            account: downcast(account),
+            user: downcast(user),
+            partition: downcast(partition),
+            raw_shares: downcast(raw_shares),
             parent_shares: BooleanArray::from(parent_shares),
             raw_usage: Float64Array::from(usage),
-            priority: downcast(gather(&cols.priority)),
+            priority: downcast(priority),
             level_offsets,
             usage_is_integral,
             fs_groups: OnceLock::new(),
         })
+    }
+}
+
+/// Children per parent in a task of [`order_children`], about.
+const ORDER_BLOCK: usize = 1 << 16;
+
+/// Puts every row's children (`child_rows[child_off[p]..child_off[p + 1]]`) in the order of the
+/// emulated system, across cores, and fails on two user associations with the same user and
+/// partition under one account (the one under the lowest input row, whatever the thread count).
+fn order_children(cols: &TreeColumns, child_off: &[u32], child_rows: &mut [u32]) -> Result<()> {
+    // Consecutive parents own consecutive runs of `child_rows`: cut them into blocks.
+    let mut blocks: Vec<(usize, &mut [u32])> = Vec::new();
+    let (mut rest, mut first, mut taken) = (child_rows, 0usize, 0usize);
+    for p in 0..child_off.len() - 1 {
+        let end = child_off[p + 1] as usize;
+        if end - taken >= ORDER_BLOCK || p + 2 == child_off.len() {
+            let (block, tail) = std::mem::take(&mut rest).split_at_mut(end - taken);
+            blocks.push((first, block));
+            (rest, first, taken) = (tail, p + 1, end);
+        }
+    }
+    let failures: Vec<Result<()>> = blocks
+        .into_par_iter()
+        .map_init(Vec::new, |by_name, (first, block)| {
+            let base = child_off[first] as usize;
+            let mut p = first;
+            while p + 1 < child_off.len() && (child_off[p] as usize) < base + block.len() {
+                let kids = &mut block[child_off[p] as usize - base..child_off[p + 1] as usize - base];
+                if kids.len() > 1 {
+                    let sorted: &[u32] = if cols.sibling_order == SiblingOrder::Lineage {
+                        sort_by_lineage(cols, kids);
+                        kids
+                    } else {
+                        by_name.clear();
+                        by_name.extend_from_slice(kids);
+                        sort_by_lineage(cols, by_name);
+                        by_name
+                    };
+                    check_duplicate_users(cols, sorted)?;
+                }
+                p += 1;
+            }
+            Ok(())
+        })
+        .collect();
+    failures.into_iter().collect()
+}
+
+fn sort_by_lineage(cols: &TreeColumns, rows: &mut [u32]) {
+    if !rows.is_sorted_by(|&a, &b| cols.lineage_cmp(a as usize, b as usize) != Ordering::Greater) {
+        rows.sort_by(|&a, &b| cols.lineage_cmp(a as usize, b as usize));
     }
 }
 
@@ -399,10 +463,11 @@ fn link_children(cols: &TreeColumns) -> Result<(Vec<u32>, Vec<u32>)> {
             format!("duplicate id {} (first on line {})", cols.id.value(second), cols.line(first)),
         )
     })?;
-    let mut parent_row = vec![u32::MAX; n];
-    for (i, slot) in parent_row.iter_mut().enumerate() {
+    // The parent row of row `i`, `NONE` for the root.
+    const NONE: u32 = u32::MAX;
+    let parent_of = |i: usize| -> Result<u32> {
         if cols.parent_id.is_null(i) {
-            continue;
+            return Ok(NONE);
         }
         let pid = cols.parent_id.value(i);
         let Some(p) = index.get(pid) else {
@@ -432,11 +497,23 @@ fn link_children(cols: &TreeColumns) -> Result<(Vec<u32>, Vec<u32>)> {
                 ),
             ));
         }
-        *slot = p as u32;
+        Ok(p as u32)
+    };
+    // Rows are linked across cores; a bad one is then looked for in order, so the first is named.
+    const BAD: u32 = u32::MAX - 1;
+    let (parent_row, accounts) = rayon::join(
+        || (0..n).into_par_iter().map(|i| parent_of(i).unwrap_or(BAD)).collect::<Vec<u32>>(),
+        || unique_accounts(cols),
+    );
+    if parent_row.contains(&BAD) {
+        for i in 0..n {
+            parent_of(i)?;
+        }
     }
+    accounts?;
     // Counting sort of the rows by parent keeps input order among siblings.
     let mut child_off = vec![0u32; n + 1];
-    for &p in parent_row.iter().filter(|&&p| p != u32::MAX) {
+    for &p in parent_row.iter().filter(|&&p| p != NONE) {
         child_off[p as usize + 1] += 1;
     }
     for i in 0..n {
@@ -444,23 +521,27 @@ fn link_children(cols: &TreeColumns) -> Result<(Vec<u32>, Vec<u32>)> {
     }
     let mut fill = child_off.clone();
     let mut child_rows = vec![0u32; child_off[n] as usize];
-    for (i, &p) in parent_row.iter().enumerate().filter(|&(_, &p)| p != u32::MAX) {
+    for (i, &p) in parent_row.iter().enumerate().filter(|&(_, &p)| p != NONE) {
         child_rows[fill[p as usize] as usize] = i as u32;
         fill[p as usize] += 1;
     }
-    // Account names are unique in a cluster; duplicate users can only be siblings (checked in
-    // the layout).
+    Ok((child_off, child_rows))
+}
+
+/// Fails on an account name given twice: account names are unique in a cluster (duplicate users
+/// can only be siblings, and are checked in the layout).
+fn unique_accounts(cols: &TreeColumns) -> Result<()> {
     let mut accounts: hashbrown::HashMap<&str, u64, foldhash::fast::FixedState> = Default::default();
-    for i in (0..n).filter(|&i| !cols.is_user(i)) {
+    for i in (0..cols.len()).filter(|&i| !cols.is_user(i)) {
         if let Some(first) = accounts.insert(cols.account.value(i), cols.line(i)) {
             return Err(Error::input(
-                source,
+                &cols.source,
                 cols.line(i),
                 format!("duplicate association: account {} (first on line {first})", cols.account.value(i)),
             ));
         }
     }
-    Ok((child_off, child_rows))
+    Ok(())
 }
 
 fn find_root(cols: &TreeColumns) -> Result<usize> {
@@ -479,4 +560,24 @@ fn find_root(cols: &TreeColumns) -> Result<usize> {
         return Err(Error::input(&cols.source, cols.line(root), "the root must be an account, not a user"));
     }
     Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Piecewise comparison orders as comparing the joined strings does, over pieces drawn
+        /// from a small alphabet (so prefixes and equal runs are common).
+        #[test]
+        fn pieces_compare_as_their_concatenation(
+            a in proptest::collection::vec("[/0-]{0,3}", 0..5),
+            b in proptest::collection::vec("[/0-]{0,3}", 0..5),
+        ) {
+            let (pa, pb): (Vec<&[u8]>, Vec<&[u8]>) =
+                (a.iter().map(|s| s.as_bytes()).collect(), b.iter().map(|s| s.as_bytes()).collect());
+            prop_assert_eq!(cmp_pieces(&pa, &pb), a.concat().cmp(&b.concat()));
+        }
+    }
 }
