@@ -42,7 +42,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
-use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group};
 use data_gen::site::QueueSpec;
 use data_gen::{TreeSpec, generate_tree};
 use fairshare::fairshare::{Algorithm, Params, compute};
@@ -243,4 +243,8 @@ fn score(c: &mut Criterion) {
 }
 
 criterion_group!(benches, passes, build, parquet_roundtrip, score);
-criterion_main!(benches);
+fn main() {
+    fairshare::memory::tune_allocator();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -210,13 +210,15 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
         *r = current;
     }
     let mut rank = vec![0u32; n];
-    rank.par_iter_mut().enumerate().with_min_len(CHUNK).for_each(|(i, o)| {
-        if users[i] {
-            *o = run_rank[pos[i].load(Relaxed) as usize];
-        }
-    });
     let mut fs_factor = vec![0.0; n];
-    par_fill_rows([&mut fs_factor], |i| [if users[i] { f64::from(rank[i]) / n_users as f64 } else { f64::NAN }]);
+    rank.par_iter_mut().zip(&mut fs_factor).enumerate().with_min_len(CHUNK).for_each(|(i, (r, f))| {
+        *f = if users[i] {
+            *r = run_rank[pos[i].load(Relaxed) as usize];
+            f64::from(*r) / n_users as f64
+        } else {
+            f64::NAN
+        };
+    });
     FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank, fs_factor }
 }
 
