@@ -21,7 +21,7 @@ use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::TreeFormat;
 use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
-use fairshare::output::parquet::{ParquetSink, association_batch, metadata, write_parquet};
+use fairshare::output::parquet::{ParquetSink, into_association_batch, metadata, write_parquet};
 use fairshare::output::parquet::{jobs_batch, jobs_metadata};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
@@ -180,7 +180,7 @@ pub fn run(cli: Cli) -> Result<()> {
             let (settings, tree, result, usage_meta) = load_with_usage(&a.tree, &a.usage)?;
             let mut meta = metadata(&result, &settings.source());
             meta.extend(usage_meta);
-            write_parquet(&a.out, &association_batch(&tree, &result), meta)
+            write_parquet(&a.out, &into_association_batch(&tree, result), meta)
         }
         Command::Usage(mut a) => {
             let instants = usage::history_instants(&a)?;

@@ -63,12 +63,12 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
             parts.push(canonical_columns(path, &batch, row)?);
             row += batch.num_rows() as u64;
         }
-        concat_columns(path, &parts)
+        concat_columns(path, parts)
     };
     let parts: Vec<[ArrayRef; 9]> =
         (0..groups.len()).into_par_iter().map(read_group).collect::<Vec<_>>().into_iter().collect::<Result<_>>()?;
     let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] =
-        concat_columns(path, &parts)?;
+        concat_columns(path, parts)?;
     Ok(TreeColumns {
         source: path.to_path_buf(),
         id: id.as_primitive().clone(),
@@ -86,14 +86,22 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     })
 }
 
-/// Each canonical column of `parts` in one array (no copy for a single part), columns across cores.
-fn concat_columns(path: &Path, parts: &[[ArrayRef; 9]]) -> Result<[ArrayRef; 9]> {
-    let columns: Vec<ArrayRef> = (0..9)
+/// Each canonical column of `parts` in one array (no copy for a single part), columns across cores;
+/// each column's parts are freed as soon as it is joined.
+fn concat_columns(path: &Path, parts: Vec<[ArrayRef; 9]>) -> Result<[ArrayRef; 9]> {
+    let mut by_column: Vec<Vec<ArrayRef>> = (0..9).map(|_| Vec::with_capacity(parts.len())).collect();
+    for part in parts {
+        for (column, array) in by_column.iter_mut().zip(part) {
+            column.push(array);
+        }
+    }
+    let columns: Vec<ArrayRef> = by_column
         .into_par_iter()
-        .map(|i| match parts {
+        .enumerate()
+        .map(|(i, column)| match column.as_slice() {
             [] => Ok(arrow::array::new_empty_array(&CANONICAL_TYPES[i])),
-            [one] => Ok(one[i].clone()),
-            _ => concat(&parts.iter().map(|p| p[i].as_ref()).collect::<Vec<_>>()).map_err(|e| Error::format(path, e)),
+            [one] => Ok(one.clone()),
+            many => concat(&many.iter().map(|a| a.as_ref()).collect::<Vec<_>>()).map_err(|e| Error::format(path, e)),
         })
         .collect::<Result<_>>()?;
     Ok(columns.try_into().expect("nine columns"))

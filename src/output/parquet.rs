@@ -35,14 +35,21 @@ use crate::tree::AssocTree;
 pub const SCHEMA_VERSION: &str = "1";
 
 /// The per-association result columns as one record batch, rows in the tree's breadth-first order.
-/// Values the emulated system leaves unset are null.
+/// Values the emulated system leaves unset are null. The result columns are copied;
+/// [`into_association_batch`] moves them.
 pub fn association_batch(tree: &AssocTree, fs: &FairShare) -> RecordBatch {
-    // NaN marks an unset value: null in the file. Values are copied whole; only the validity is
-    // computed per row.
-    let opt = |v: &[f64]| {
+    into_association_batch(tree, fs.clone())
+}
+
+/// [`association_batch`], moving the result columns into the batch without a copy (at 10^7
+/// associations, half a gigabyte less to write and hold).
+pub fn into_association_batch(tree: &AssocTree, fs: FairShare) -> RecordBatch {
+    // NaN marks an unset value: null in the file. Only the validity is computed per row.
+    let opt = |v: Vec<f64>| {
         let nulls = v.iter().any(|x| x.is_nan()).then(|| NullBuffer::from_iter(v.iter().map(|x| !x.is_nan())));
-        Float64Array::new(v.to_vec().into(), nulls)
+        Float64Array::new(v.into(), nulls)
     };
+    let rank_valid = NullBuffer::from_iter(fs.rank.iter().map(|&r| r > 0));
     let batch = tree.to_record_batch();
     let col = |name: &str| batch.column_by_name(name).expect("tree column").clone();
     let columns: Vec<(&str, ArrayRef)> = vec![
@@ -55,19 +62,13 @@ pub fn association_batch(tree: &AssocTree, fs: &FairShare) -> RecordBatch {
         ("is_user", col("is_user")),
         ("raw_shares", col("raw_shares")),
         ("parent_shares", col("parent_shares")),
-        ("norm_shares", Arc::new(opt(&fs.norm_shares))),
+        ("norm_shares", Arc::new(opt(fs.norm_shares))),
         ("raw_usage", col("raw_usage")),
-        ("norm_usage", Arc::new(opt(&fs.norm_usage))),
-        ("effective_usage", Arc::new(opt(&fs.effective_usage))),
-        ("level_fs", Arc::new(opt(&fs.level_fs))),
-        (
-            "rank",
-            Arc::new(UInt32Array::new(
-                fs.rank.clone().into(),
-                Some(NullBuffer::from_iter(fs.rank.iter().map(|&r| r > 0))),
-            )),
-        ),
-        ("fs_factor", Arc::new(opt(&fs.fs_factor))),
+        ("norm_usage", Arc::new(opt(fs.norm_usage))),
+        ("effective_usage", Arc::new(opt(fs.effective_usage))),
+        ("level_fs", Arc::new(opt(fs.level_fs))),
+        ("rank", Arc::new(UInt32Array::new(fs.rank.into(), Some(rank_valid)))),
+        ("fs_factor", Arc::new(opt(fs.fs_factor))),
         ("priority", col("priority")),
     ];
     let schema = Schema::new(
