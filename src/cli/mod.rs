@@ -429,27 +429,27 @@ fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
     let jobs = PendingJobs::read(&a.pending, a.pending_format.map(pending_format), &prio.weights.tres_keys())?;
     let queue = prio.prepare(&jobs, &tree, &fs)?;
     let meta = jobs_metadata("slurm", fs.params.algorithm, now);
-    let mut sink: Option<ParquetSink> = None;
-    let mut unknown = Vec::new();
-    let mut start = 0;
-    // One slice even for an empty queue: the file still gets its schema.
-    loop {
-        let end = (start + JOBS_PER_SLICE).min(jobs.len());
+    // A slice of jobs scored into a batch, with the rows of jobs without an association.
+    let slice = |start: usize| -> Result<(arrow::array::RecordBatch, Vec<usize>)> {
         let mut scores = Scores::default();
-        unknown.extend(queue.score_jobs(start..end, &mut scores));
-        let batch = jobs_batch(scores, &jobs, &prio.weights)?;
-        let sink = match &mut sink {
-            Some(s) => s,
-            None => sink.insert(ParquetSink::create(out, &batch, meta.clone())?),
-        };
-        sink.write(&batch)?;
-        start = end;
-        if start >= jobs.len() {
-            break;
-        }
+        let unknown = queue.score_jobs(start..(start + JOBS_PER_SLICE).min(jobs.len()), &mut scores);
+        Ok((jobs_batch(scores, &jobs, &prio.weights)?, unknown))
+    };
+    // One slice even for an empty queue: the file still gets its schema. Each slice is written
+    // while the next is scored.
+    let (first, mut unknown) = slice(0)?;
+    let mut sink = ParquetSink::create(out, &first, meta)?;
+    let mut batch = first;
+    for start in (JOBS_PER_SLICE..jobs.len()).step_by(JOBS_PER_SLICE) {
+        let (written, next) = rayon::join(|| sink.write(&batch), || slice(start));
+        written?;
+        let (next, more) = next?;
+        unknown.extend(more);
+        batch = next;
     }
+    sink.write(&batch)?;
     report_unknown(&jobs, &unknown);
-    sink.map_or(Ok(()), ParquetSink::finish)
+    sink.finish()
 }
 
 /// Jobs without an association are scored with fair-share 0, as Slurm does; say so once.

@@ -506,3 +506,43 @@ fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
     assert_eq!(a.schema(), b.schema());
     assert_eq!(a.columns(), b.columns());
 }
+
+/// `score` writes a queue longer than its slice (2^19 jobs) slice by slice, scoring each while the
+/// previous one is written: the file holds what scoring the whole queue at once gives.
+#[test]
+fn score_streams_a_queue_longer_than_a_slice() {
+    use data_gen::TreeSpec;
+    use data_gen::site::{QueueSpec, SLURM_CONF, write_pending_parquet};
+    use fairshare::fairshare::{Algorithm, Params, compute};
+    use fairshare::jobs::PendingJobs;
+    use fairshare::output::parquet::jobs_batch;
+    use fairshare::priority::SlurmPriority;
+
+    const NOW: i64 = 1_767_830_400;
+    let dir = tempfile::tempdir().unwrap();
+    let input = data_gen::generate_tree(&TreeSpec::new(2_000, 7));
+    let mut csv = Vec::new();
+    data_gen::write_assoc_csv(&mut csv, &input).unwrap();
+    let tree_path = dir.path().join("tree.csv");
+    std::fs::write(&tree_path, csv).unwrap();
+    let conf_path = write_file(dir.path(), "slurm.conf", SLURM_CONF);
+    let pending = dir.path().join("pending.parquet");
+    write_pending_parquet(&pending, &input, &QueueSpec { jobs: (1 << 19) + 40_000, seed: 7, now: NOW }).unwrap();
+    let out = dir.path().join("jobs.parquet");
+    let now = NOW.to_string();
+    let args = ["score", "--tree", tree_path.to_str().unwrap(), "--pending", pending.to_str().unwrap()];
+    let conf = ["--slurm-conf", conf_path.to_str().unwrap(), "--now", &now, "--out", out.to_str().unwrap()];
+    stdout_of(&fairshare(args.iter().chain(&conf)));
+
+    let conf = fairshare::config::slurm_conf::read(&conf_path).unwrap();
+    let tree = fairshare::io::read_tree(&tree_path, None).unwrap();
+    let prio = SlurmPriority::new(&conf, None, NOW);
+    let fs = compute(&tree, &Params::new(Algorithm::Classic)).unwrap(); // SLURM_CONF: NO_FAIR_TREE
+    let jobs = PendingJobs::read(&pending, None, &prio.weights.tres_keys()).unwrap();
+    let (whole, _) = prio.score(&jobs, &tree, &fs).unwrap();
+    let expected = jobs_batch(whole, &jobs, &prio.weights).unwrap();
+    let written = read_batch(&out);
+    assert!(written.num_rows() > 1 << 19);
+    assert_eq!(written.schema(), expected.schema());
+    assert_eq!(written.columns(), expected.columns());
+}
