@@ -117,10 +117,9 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     }
 
     let n_users = tree.user_count();
-    let mut walk =
-        Walk { tree, sorted: &sorted, rank: n_users as u32, stride: 0, ranks: vec![0; n], lists: Vec::new() };
+    let mut walk = Walk { tree, sorted: &sorted, rank: n_users as u32, stride: 0, ranks: vec![0; n] };
     if n_users > 0 {
-        walk.visit_children(0, 0);
+        walk.run(0);
     }
     let ranks = walk.ranks;
     let mut fs_factor = vec![0.0; n];
@@ -155,13 +154,29 @@ struct Walk<'a> {
     rank: u32,
     stride: u32,
     ranks: Vec<u32>,
-    /// Reusable entry lists, one per recursion depth.
-    lists: Vec<Vec<(Entry, bool)>>,
+}
+
+/// A child list being walked (`handle_internal`), and the position of its next member.
+struct Frame<'a> {
+    list: List<'a>,
+    next: usize,
+}
+
+/// A sorted child list: a bank's own, a virtual bank's, or one with tied banks merged into entries.
+enum List<'a> {
+    Bank(&'a [Sibling]),
+    Virtual(Vec<Sibling>),
+    Merged(Vec<(Entry, bool)>),
 }
 
 enum Entry {
     Node(Sibling),
     Virtual(Vec<Sibling>),
+}
+
+/// Whether `list[i]` ties with the member after it (same kind, tolerance-equal weights).
+fn equal_next(list: &[Sibling], i: usize) -> bool {
+    i + 1 < list.len() && list[i].user == list[i + 1].user && is_equal(list[i].weight, list[i + 1].weight)
 }
 
 impl<'a> Walk<'a> {
@@ -181,34 +196,21 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn visit_children(&mut self, row: usize, depth: usize) {
-        self.visit(self.children(row), depth);
-    }
-
-    /// `handle_internal` over a sorted child list (of a bank or of a virtual bank).
-    fn visit(&mut self, list: &[Sibling], depth: usize) {
-        let equal_next = |i: usize| {
-            i + 1 < list.len() && list[i].user == list[i + 1].user && is_equal(list[i].weight, list[i + 1].weight)
+    /// The frame that walks `list`: as it is when no banks in it tie (most lists), else with each
+    /// run of tied banks merged into one virtual bank whose children are sorted again.
+    fn frame(&self, list: List<'a>) -> Frame<'a> {
+        let members = match &list {
+            List::Bank(l) => *l,
+            List::Virtual(v) => v.as_slice(),
+            List::Merged(_) => return Frame { list, next: 0 },
         };
-        // Most lists have no tied banks to merge: walk them as they are.
-        if !(0..list.len()).any(|i| !list[i].user && equal_next(i)) {
-            for (i, c) in list.iter().enumerate() {
-                if c.user {
-                    self.place_user(c.row, equal_next(i));
-                } else {
-                    self.visit_children(c.row as usize, depth + 1);
-                }
-            }
-            return;
+        if !(0..members.len()).any(|i| !members[i].user && equal_next(members, i)) {
+            return Frame { list, next: 0 };
         }
-        if self.lists.len() <= depth {
-            self.lists.resize_with(depth + 1, Vec::new);
-        }
-        let mut entries = std::mem::take(&mut self.lists[depth]);
-        entries.clear();
+        let mut entries = Vec::with_capacity(members.len());
         let mut merged: Option<Vec<Sibling>> = None;
-        for (i, &c) in list.iter().enumerate() {
-            let tied = equal_next(i);
+        for (i, &c) in members.iter().enumerate() {
+            let tied = equal_next(members, i);
             if c.user {
                 entries.push((Entry::Node(c), tied));
             } else if tied {
@@ -221,14 +223,47 @@ impl<'a> Walk<'a> {
                 entries.push((Entry::Node(c), false));
             }
         }
-        for (entry, tie_with_next) in entries.drain(..) {
-            match entry {
-                Entry::Node(c) if c.user => self.place_user(c.row, tie_with_next),
-                Entry::Node(c) => self.visit_children(c.row as usize, depth + 1),
-                Entry::Virtual(v) => self.visit(&v, depth + 1),
+        Frame { list: List::Merged(entries), next: 0 }
+    }
+
+    /// Places the users of `list` from `*next` on, up to its next bank, and moves past that bank;
+    /// returns the bank's child list, or `None` at the end of `list`.
+    fn place_users(&mut self, list: &[Sibling], next: &mut usize) -> Option<List<'a>> {
+        while let Some(&c) = list.get(*next) {
+            *next += 1;
+            if !c.user {
+                return Some(List::Bank(self.children(c.row as usize)));
+            }
+            self.place_user(c.row, equal_next(list, *next - 1));
+        }
+        None
+    }
+
+    /// The depth-first walk from `root` (flux-accounting recurses; this keeps its own stack, so a
+    /// tree of any depth walks).
+    fn run(&mut self, root: usize) {
+        let mut stack = vec![self.frame(List::Bank(self.children(root)))];
+        while let Some(Frame { list, next }) = stack.last_mut() {
+            let descend = match list {
+                List::Bank(l) => self.place_users(l, next),
+                List::Virtual(v) => self.place_users(v, next),
+                List::Merged(entries) => loop {
+                    let Some(entry) = entries.get_mut(*next) else { break None };
+                    *next += 1;
+                    match entry {
+                        (Entry::Node(c), tied) if c.user => self.place_user(c.row, *tied),
+                        (Entry::Node(c), _) => break Some(List::Bank(self.children(c.row as usize))),
+                        (Entry::Virtual(v), _) => break Some(List::Virtual(std::mem::take(v))),
+                    }
+                },
+            };
+            match descend {
+                Some(list) => stack.push(self.frame(list)),
+                None => {
+                    stack.pop();
+                }
             }
         }
-        self.lists[depth] = entries;
     }
 }
 
@@ -246,5 +281,24 @@ mod tests {
         assert_eq!(rows.iter().map(|s| s.row).collect::<Vec<_>>(), vec![3, 2, 1]);
         assert!(is_equal(weight[1], weight[2]));
         assert!(!is_equal(1.0, 1.0 + 1e-12));
+    }
+
+    /// flux-accounting's walk recurses once per level; this one keeps its own stack, so a chain
+    /// deeper than any thread's stack ranks as a shallow tree would.
+    #[test]
+    fn a_chain_deeper_than_a_stack_walks() {
+        let depth = 200_000;
+        let mut text = String::from("id,parent_id,account,user,shares,usage\n1,,root,,1,0\n");
+        for i in 2..=depth {
+            text += &format!("{i},{},a{i},,1,0\n", i - 1);
+        }
+        text += &format!("{},{depth},a{depth},u1,1,10\n{},{depth},a{depth},u2,1,20\n", depth + 1, depth + 2);
+        let input = crate::io::assoc_csv::parse(std::path::Path::new("chain.csv"), &text).unwrap();
+        let tree = AssocTree::build(input).unwrap();
+        let fs = flux(&tree, Params::new(super::super::Algorithm::Flux)).unwrap();
+        let n = tree.len();
+        // u1 (less usage) ranks first.
+        assert_eq!((fs.rank[n - 2], fs.rank[n - 1]), (2, 1));
+        assert_eq!((fs.fs_factor[n - 2], fs.fs_factor[n - 1]), (1.0, 0.5));
     }
 }
