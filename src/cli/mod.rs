@@ -456,13 +456,12 @@ fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
 fn report_unknown(jobs: &PendingJobs, unknown: &[usize]) {
     if let Some(&j) = unknown.first() {
         eprintln!(
-            "fairshare: warning: {} job(s) have no association and score fair-share 0, e.g. job {} (user {}, account {}, {}:{})",
+            "fairshare: warning: {} job(s) have no association and score fair-share 0, e.g. job {} (user {}, account {}, {})",
             unknown.len(),
             jobs.job_id[j],
             jobs.names.name(jobs.user[j]),
             jobs.names.name(jobs.account[j]),
-            jobs.source.display(),
-            jobs.line[j]
+            jobs.location(j)
         );
     }
 }

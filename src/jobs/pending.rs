@@ -34,9 +34,10 @@ pub const NO_VAL: u32 = 0xffff_fffe;
 pub const DEFAULT_URGENCY: u8 = 16;
 
 /// A pending-jobs file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PendingFormat {
     /// CSV with the canonical header.
+    #[default]
     Csv,
     /// Parquet with the canonical columns.
     Parquet,
@@ -159,8 +160,10 @@ pub struct PendingJobs {
     pub tres: Vec<Tres>,
     /// Requested counts of each kept TRES, one column per entry of `tres`.
     pub tres_req: Vec<Vec<u64>>,
-    /// The 1-based line or row each job came from.
+    /// The 1-based line or row each job came from (for squeue JSON, the job's index plus one).
     pub line: Vec<u64>,
+    /// The format read, which says what `line` counts.
+    pub format: PendingFormat,
 }
 
 impl PendingJobs {
@@ -172,6 +175,26 @@ impl PendingJobs {
     /// True when the queue is empty.
     pub fn is_empty(&self) -> bool {
         self.job_id.is_empty()
+    }
+
+    /// Where job `j` is: `file:line` (CSV), `file:row` (Parquet, rows counted from 1) or
+    /// `file jobs[index]` (squeue JSON).
+    pub fn location(&self, j: usize) -> String {
+        match self.format {
+            PendingFormat::SqueueJson => format!("{} jobs[{}]", self.source.display(), self.line[j] - 1),
+            _ => format!("{}:{}", self.source.display(), self.line[j]),
+        }
+    }
+
+    /// An input error about job `j`, naming the file and the job's line, row or index in it, as
+    /// the reader's own errors do.
+    pub fn error_at(&self, j: usize, message: impl std::fmt::Display) -> Error {
+        let at = self.line[j];
+        match self.format {
+            PendingFormat::Csv => Error::input(&self.source, at, message.to_string()),
+            PendingFormat::Parquet => Error::input(&self.source, at, format!("row {at}: {message}")),
+            PendingFormat::SqueueJson => Error::input(&self.source, None, format!("jobs[{}]: {message}", at - 1)),
+        }
     }
 
     /// Partitions of job `j`.
@@ -193,7 +216,7 @@ impl PendingJobs {
             Some(f) => f,
             None => PendingFormat::detect(path)?,
         };
-        let mut jobs = PendingJobs::empty(path.to_path_buf(), keep.to_vec());
+        let mut jobs = PendingJobs { format, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
         let mut kept = KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] };
         let rows = match format {
             PendingFormat::Parquet => parquet_rows(path),

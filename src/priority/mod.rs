@@ -220,11 +220,7 @@ impl<'a> SlurmPriority<'a> {
                 }
                 let name = jobs.names.name(p);
                 let Some(part) = self.conf.partition(name) else {
-                    return Err(Error::input(
-                        &jobs.source,
-                        jobs.line[j],
-                        format!("partition {name:?} is not defined in slurm.conf"),
-                    ));
+                    return Err(jobs.error_at(j, format!("partition {name:?} is not defined in slurm.conf")));
                 };
                 let mut tres_total = [0.0; MAX_TRES];
                 for (t_slot, t) in tres_total.iter_mut().zip(tres) {
@@ -255,11 +251,7 @@ impl<'a> SlurmPriority<'a> {
                 let name = jobs.names.name(q);
                 if let Some(table) = self.qos {
                     let Some(qos) = table.get(name) else {
-                        return Err(Error::input(
-                            &jobs.source,
-                            jobs.line[j],
-                            format!("QOS {name:?} is not in the QOS dump"),
-                        ));
+                        return Err(jobs.error_at(j, format!("QOS {name:?} is not in the QOS dump")));
                     };
                     out[q as usize] = (qos.priority.into(), qos.norm_priority);
                 }

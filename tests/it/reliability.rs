@@ -601,11 +601,18 @@ fn squeue_json_rejects_bad_input() {
                 "bad.json: ",
                 "jobs[1]: user, account and partition must not be empty",
             ),
+            // Errors and warnings about a job name its index, not a line.
+            err(
+                "bad.json",
+                job(",\"partition\":\"zz\""),
+                "bad.json: ",
+                "jobs[1]: partition \"zz\" is not defined in slurm.conf",
+            ),
             // Slurm scores a job without an association with fair-share 0.
             warn(
                 "bad.json",
                 job(",\"user_name\":\"nobody\""),
-                "bad.json",
+                "bad.json jobs[1]",
                 "have no association and score fair-share 0",
             ),
         ],
