@@ -8,8 +8,9 @@
 //! tolerance-tied adjacent users; tolerance-tied adjacent banks are merged into one virtual bank
 //! whose children are re-sorted by their existing weights (recursively). A user never ties a bank.
 //!
-//! Weights and sorts are per-group kernels run in parallel; the walk itself is sequential and
-//! recursive only through the tree's depth.
+//! Weights and sorts are per-group kernels run in parallel. The walk's ranks follow from visit
+//! positions, worked out a level at a time with the banks of a level in parallel; only the subtrees
+//! whose lists merge tied banks are walked as flux-accounting does, with a stack of their own.
 
 use rayon::prelude::*;
 
@@ -117,11 +118,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     }
 
     let n_users = tree.user_count();
-    let mut walk = Walk { tree, sorted: &sorted, rank: n_users as u32, stride: 0, ranks: vec![0; n] };
-    if n_users > 0 {
-        walk.run(0);
-    }
-    let ranks = walk.ranks;
+    let ranks = rank_users(tree, &sorted, n_users);
     let mut fs_factor = vec![0.0; n];
     par_fill_rows([&mut fs_factor], |i| [if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN }]);
     Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
@@ -147,13 +144,105 @@ fn sort_weighted(rows: &mut [Sibling]) {
     });
 }
 
-struct Walk<'a> {
+/// A bank whose subtree the sequential [`Walk`] ranks, in [`rank_users`]'s positions.
+const WALKED: u32 = u32::MAX;
+
+/// Ranks every user. A user's rank is `N - p`, `p` its position in the depth-first walk, and a
+/// chain of tied users takes the rank of its first: so positions are worked out a level at a time,
+/// the banks of a level in parallel, each placing its sorted children after its own position
+/// (a bank's children take as many positions as it has users below it). A bank whose list has tied
+/// banks to merge hands its whole subtree to the sequential [`Walk`], started at its position.
+fn rank_users(tree: &AssocTree, sorted: &[Sibling], n_users: usize) -> Vec<u32> {
+    let n = tree.len();
+    let users_below = tree.fs_groups().users_below();
+    let mut ranks = vec![0u32; n];
+    // The position of the first user below each bank (WALKED: the sequential walk's).
+    let mut start = vec![0u32; n];
+    let mut walks: Vec<(usize, u32)> = Vec::new();
+    for k in 0..tree.levels() {
+        let level = tree.level(k);
+        let (lo, hi) = (tree.children(level.start).start, tree.children(level.end - 1).end);
+        if lo == hi {
+            break;
+        }
+        let (above, below) = start.split_at_mut(lo);
+        let (above, mut below_s, mut below_r) = (&*above, &mut below[..hi - lo], &mut ranks[lo..hi]);
+        // Tasks of consecutive banks holding about CHUNK children.
+        let mut tasks = Vec::new();
+        let mut x0 = level.start;
+        while x0 < level.end {
+            let mut x1 = x0 + 1;
+            while x1 < level.end && tree.children(x1 - 1).end - tree.children(x0).start < CHUNK {
+                x1 += 1;
+            }
+            let len = tree.children(x1 - 1).end - tree.children(x0).start;
+            let (s, rest_s) = std::mem::take(&mut below_s).split_at_mut(len);
+            let (r, rest_r) = std::mem::take(&mut below_r).split_at_mut(len);
+            tasks.push((x0..x1, s, r));
+            (below_s, below_r) = (rest_s, rest_r);
+            x0 = x1;
+        }
+        let place = |(banks, start_out, ranks_out): &mut (std::ops::Range<usize>, &mut [u32], &mut [u32])| {
+            let base = tree.children(banks.start).start;
+            let mut handed = Vec::new();
+            for x in banks.clone() {
+                let kids = tree.children(x);
+                if kids.is_empty() {
+                    continue;
+                }
+                let (from, to) = (kids.start - base, kids.end - base);
+                let list = &sorted[kids.start - 1..kids.end - 1];
+                if above[x] == WALKED || has_tied_banks(list) {
+                    if above[x] != WALKED {
+                        handed.push((x, above[x]));
+                    }
+                    start_out[from..to].fill(WALKED);
+                    continue;
+                }
+                let mut p = above[x];
+                let mut chain = None;
+                for (i, c) in list.iter().enumerate() {
+                    let row = c.row as usize - base;
+                    if c.user {
+                        let rank = chain.unwrap_or(n_users as u32 - p);
+                        ranks_out[row] = rank;
+                        chain = equal_next(list, i).then_some(rank);
+                        p += 1;
+                    } else {
+                        start_out[row] = p;
+                        p += users_below[c.row as usize];
+                        chain = None;
+                    }
+                }
+            }
+            handed
+        };
+        let handed: Vec<Vec<(usize, u32)>> = if tasks.len() <= 1 {
+            tasks.iter_mut().map(place).collect()
+        } else {
+            tasks.par_iter_mut().map(place).collect()
+        };
+        walks.extend(handed.into_iter().flatten());
+    }
+    for (bank, p) in walks {
+        Walk { tree, sorted, rank: n_users as u32 - p, stride: 0, ranks: &mut ranks }.run(bank);
+    }
+    ranks
+}
+
+/// Whether some bank of a sorted list ties with the bank after it (the two are then merged).
+fn has_tied_banks(list: &[Sibling]) -> bool {
+    (0..list.len()).any(|i| !list[i].user && equal_next(list, i))
+}
+
+/// flux-accounting's depth-first walk, for the subtrees whose lists merge tied banks.
+struct Walk<'a, 'r> {
     tree: &'a AssocTree,
     /// Rows 1.. with each child range sorted: row `r` is at `r - 1` before sorting.
     sorted: &'a [Sibling],
     rank: u32,
     stride: u32,
-    ranks: Vec<u32>,
+    ranks: &'r mut [u32],
 }
 
 /// A child list being walked (`handle_internal`), and the position of its next member.
@@ -179,7 +268,7 @@ fn equal_next(list: &[Sibling], i: usize) -> bool {
     i + 1 < list.len() && list[i].user == list[i + 1].user && is_equal(list[i].weight, list[i + 1].weight)
 }
 
-impl<'a> Walk<'a> {
+impl<'a> Walk<'a, '_> {
     fn children(&self, row: usize) -> &'a [Sibling] {
         let kids = self.tree.children(row);
         &self.sorted[kids.start - 1..kids.end - 1]
@@ -204,7 +293,7 @@ impl<'a> Walk<'a> {
             List::Virtual(v) => v.as_slice(),
             List::Merged(_) => return Frame { list, next: 0 },
         };
-        if !(0..members.len()).any(|i| !members[i].user && equal_next(members, i)) {
+        if !has_tied_banks(members) {
             return Frame { list, next: 0 };
         }
         let mut entries = Vec::with_capacity(members.len());
