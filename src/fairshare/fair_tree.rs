@@ -30,6 +30,7 @@ use rustc_hash::FxBuildHasher;
 
 use super::x87::{self, X87};
 use super::{CHUNK, FairShare, NO_VAL, Params, norm_usage_at, par_fill_rows};
+use crate::tree::runs::{owner_runs, split_runs};
 use crate::tree::{AssocTree, FsGroups};
 
 /// Neighbours whose f64 level_fs are at most this many ulps apart are re-decided in x87. With
@@ -127,19 +128,14 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     let mut sorted = vec![0u32; n_slots];
     let mut tied_prev = vec![false; n_slots];
     {
-        let mut tasks = Vec::new();
-        let (mut rest_s, mut rest_t) = (&mut sorted[..], &mut tied_prev[..]);
-        let mut x0 = 0;
-        while x0 < n {
-            let target = offsets[x0] as usize + CHUNK;
-            let x1 = offsets.partition_point(|&o| (o as usize) < target).clamp(x0 + 1, n);
-            let len = (offsets[x1] - offsets[x0]) as usize;
-            let (s, rs) = std::mem::take(&mut rest_s).split_at_mut(len);
-            let (t, rt) = std::mem::take(&mut rest_t).split_at_mut(len);
-            tasks.push((x0..x1, s, t));
-            (rest_s, rest_t) = (rs, rt);
-            x0 = x1;
-        }
+        let runs = owner_runs(0..n, CHUNK, |x| offsets[x] as usize);
+        let mut tasks: Vec<_> = runs
+            .iter()
+            .map(|(owners, _)| owners.clone())
+            .zip(split_runs(&mut sorted, &runs))
+            .zip(split_runs(&mut tied_prev, &runs))
+            .map(|((owners, s), t)| (owners, s, t))
+            .collect();
         let run_task =
             |buf: &mut Vec<Member>, (owners, out, tied): &mut (std::ops::Range<usize>, &mut [u32], &mut [bool])| {
                 let base = offsets[owners.start] as usize;

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use super::{CHUNK, FairShare, Params, norm_usage_at, par_fill, par_fill_rows};
 use crate::error::{Error, Result};
 use crate::tree::AssocTree;
+use crate::tree::runs::{owner_runs, split_runs};
 
 /// Weight of a zero-usage sibling: `(double)UINT64_MAX + 1`.
 pub const MAX_WEIGHT: f64 = 18_446_744_073_709_551_616.0;
@@ -88,20 +89,11 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         (1..n).map(|r| Sibling { weight: weight[r], user: users[r], row: r as u32 }).collect();
     {
         let counts = tree.child_counts();
-        let mut tasks: Vec<(std::ops::Range<usize>, &mut [Sibling])> = Vec::new();
-        let mut rest = &mut sorted[..];
-        let mut p0 = 0;
-        while p0 < n {
-            let (mut p1, mut len) = (p0, 0usize);
-            while p1 < n && (p1 == p0 || len < CHUNK) {
-                len += counts[p1] as usize;
-                p1 += 1;
-            }
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
-            tasks.push((p0..p1, head));
-            rest = tail;
-            p0 = p1;
-        }
+        // `sorted` holds rows 1..: the children of `p` start at its first child's row minus one.
+        let starts = tree.child_starts();
+        let runs = owner_runs(0..n, CHUNK, |p| if p == n { n - 1 } else { starts[p] as usize - 1 });
+        let mut tasks: Vec<_> =
+            runs.iter().map(|(parents, _)| parents.clone()).zip(split_runs(&mut sorted, &runs)).collect();
         let run = |(parents, rows): &mut (std::ops::Range<usize>, &mut [Sibling])| {
             let mut at = 0;
             for p in parents.clone() {
@@ -155,6 +147,7 @@ const WALKED: u32 = u32::MAX;
 fn rank_users(tree: &AssocTree, sorted: &[Sibling], n_users: usize) -> Vec<u32> {
     let n = tree.len();
     let users_below = tree.fs_groups().users_below();
+    let starts = tree.child_starts();
     let mut ranks = vec![0u32; n];
     // The position of the first user below each bank (WALKED: the sequential walk's).
     let mut start = vec![0u32; n];
@@ -166,22 +159,16 @@ fn rank_users(tree: &AssocTree, sorted: &[Sibling], n_users: usize) -> Vec<u32> 
             break;
         }
         let (above, below) = start.split_at_mut(lo);
-        let (above, mut below_s, mut below_r) = (&*above, &mut below[..hi - lo], &mut ranks[lo..hi]);
-        // Tasks of consecutive banks holding about CHUNK children.
-        let mut tasks = Vec::new();
-        let mut x0 = level.start;
-        while x0 < level.end {
-            let mut x1 = x0 + 1;
-            while x1 < level.end && tree.children(x1 - 1).end - tree.children(x0).start < CHUNK {
-                x1 += 1;
-            }
-            let len = tree.children(x1 - 1).end - tree.children(x0).start;
-            let (s, rest_s) = std::mem::take(&mut below_s).split_at_mut(len);
-            let (r, rest_r) = std::mem::take(&mut below_r).split_at_mut(len);
-            tasks.push((x0..x1, s, r));
-            (below_s, below_r) = (rest_s, rest_r);
-            x0 = x1;
-        }
+        let above = &*above;
+        // The children of `x`, counted from the level's first child; `level.end` is past the last.
+        let runs = owner_runs(level.clone(), CHUNK, |x| starts[x] as usize);
+        let mut tasks: Vec<_> = runs
+            .iter()
+            .map(|(banks, _)| banks.clone())
+            .zip(split_runs(&mut below[..hi - lo], &runs))
+            .zip(split_runs(&mut ranks[lo..hi], &runs))
+            .map(|((banks, s), r)| (banks, s, r))
+            .collect();
         let place = |(banks, start_out, ranks_out): &mut (std::ops::Range<usize>, &mut [u32], &mut [u32])| {
             let base = tree.children(banks.start).start;
             let mut handed = Vec::new();

@@ -386,17 +386,10 @@ const ORDER_BLOCK: usize = 1 << 16;
 /// emulated system, across cores, and fails on two user associations with the same user and
 /// partition under one account (the one under the lowest input row, whatever the thread count).
 fn order_children(cols: &TreeColumns, child_off: &[u32], child_rows: &mut [u32]) -> Result<()> {
-    // Consecutive parents own consecutive runs of `child_rows`: cut them into blocks.
-    let mut blocks: Vec<(usize, &mut [u32])> = Vec::new();
-    let (mut rest, mut first, mut taken) = (child_rows, 0usize, 0usize);
-    for p in 0..child_off.len() - 1 {
-        let end = child_off[p + 1] as usize;
-        if end - taken >= ORDER_BLOCK || p + 2 == child_off.len() {
-            let (block, tail) = std::mem::take(&mut rest).split_at_mut(end - taken);
-            blocks.push((first, block));
-            (rest, first, taken) = (tail, p + 1, end);
-        }
-    }
+    // Consecutive parents own consecutive runs of `child_rows`.
+    let runs = super::runs::owner_runs(0..child_off.len() - 1, ORDER_BLOCK, |p| child_off[p] as usize);
+    let blocks: Vec<(usize, &mut [u32])> =
+        runs.iter().map(|(parents, _)| parents.start).zip(super::runs::split_runs(child_rows, &runs)).collect();
     let failures: Vec<Result<()>> = blocks
         .into_par_iter()
         .map_init(Vec::new, |by_name, (first, block)| {

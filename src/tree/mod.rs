@@ -14,6 +14,7 @@
 
 mod build;
 mod fs;
+pub(crate) mod runs;
 
 pub use build::TreeColumns;
 pub(crate) use build::records_batch;
