@@ -30,6 +30,9 @@ use crate::io::text::{recycle, split_fields};
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
 pub const NO_VAL: u32 = 0xffff_fffe;
 
+/// Nice and site factor values Slurm accepts: within ±(NICE_OFFSET - 3).
+const NICE_RANGE: std::ops::RangeInclusive<i64> = -2_147_483_645..=2_147_483_645;
+
 /// flux-accounting's default urgency.
 pub const DEFAULT_URGENCY: u8 = 16;
 
@@ -433,8 +436,6 @@ impl PendingJobs {
 
     fn try_push_columns(&mut self, cols: &Columns, columns: &[Column], rows_before: u64) -> Option<()> {
         let n = columns.first()?.len();
-        // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
-        const NICE: std::ops::RangeInclusive<i64> = -2_147_483_645..=2_147_483_645;
         const U32: std::ops::RangeInclusive<i64> = 0..=u32::MAX as i64;
         let required = |c: usize| match &columns[c] {
             Column::Int(a) if a.null_count() == 0 => Some(a.values()),
@@ -476,8 +477,8 @@ impl PendingJobs {
         self.min_nodes.extend(in_range(&columns[cols.min_nodes], 1, U32)?.map(|v| v as u32));
         self.cpus.extend(in_range(&columns[cols.cpus], 0, U32)?.map(|v| v as u32));
         self.time_limit.extend(in_range(&columns[cols.time_limit], NO_VAL.into(), U32)?.map(|v| v as u32));
-        self.nice.extend(in_range(&columns[cols.nice], 0, NICE)?.map(|v| v as i32));
-        self.site_factor.extend(in_range(&columns[cols.site_factor], 0, NICE)?.map(|v| v as i32));
+        self.nice.extend(in_range(&columns[cols.nice], 0, NICE_RANGE)?.map(|v| v as i32));
+        self.site_factor.extend(in_range(&columns[cols.site_factor], 0, NICE_RANGE)?.map(|v| v as i32));
         match cols.urgency {
             Some(c) => self.urgency.extend(in_range(&columns[c], DEFAULT_URGENCY.into(), 0..=31)?.map(|v| v as u8)),
             None => self.urgency.resize(self.urgency.len() + n, DEFAULT_URGENCY),
@@ -610,9 +611,8 @@ impl PendingJobs {
                 min_nodes: ranged("node_count", 1, 0..=u32::MAX.into())? as u32,
                 cpus: ranged("cpus", 0, 0..=u32::MAX.into())? as u32,
                 time_limit,
-                // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
-                nice: ranged("nice", 0, -2_147_483_645..=2_147_483_645)? as i32,
-                site_factor: ranged("site_factor", 0, -2_147_483_645..=2_147_483_645)? as i32,
+                nice: ranged("nice", 0, NICE_RANGE)? as i32,
+                site_factor: ranged("site_factor", 0, NICE_RANGE)? as i32,
                 tres_req: TresReq::Text(&tres),
                 urgency: DEFAULT_URGENCY,
             };
@@ -872,9 +872,8 @@ impl Columns {
             min_nodes: int(self.min_nodes, "min_nodes", 1, 0..=u32::MAX as i64)? as u32,
             cpus: int(self.cpus, "cpus", 0, 0..=u32::MAX as i64)? as u32,
             time_limit,
-            // Slurm accepts nice and site factor within ±(NICE_OFFSET - 3).
-            nice: int(self.nice, "nice", 0, -2_147_483_645..=2_147_483_645)? as i32,
-            site_factor: int(self.site_factor, "site_factor", 0, -2_147_483_645..=2_147_483_645)? as i32,
+            nice: int(self.nice, "nice", 0, NICE_RANGE)? as i32,
+            site_factor: int(self.site_factor, "site_factor", 0, NICE_RANGE)? as i32,
             tres_req: match cell(self.tres_req) {
                 Cell::Tres(counts) => TresReq::Read(counts),
                 _ => TresReq::Text(text(self.tres_req)),
