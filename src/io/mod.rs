@@ -13,6 +13,7 @@ pub mod assoc_csv;
 pub mod flux_csv;
 pub mod flux_db;
 pub mod parquet_tree;
+pub(crate) mod row_groups;
 pub mod sacctmgr_dump;
 pub mod sshare_dump;
 pub(crate) mod text;

@@ -14,10 +14,11 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray, UInt64Array};
 use arrow::compute::{cast, concat};
 use arrow::datatypes::{DataType, UInt64Type};
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
 
+use super::row_groups::{first_rows, group_reader};
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
 use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeColumns, TreeInput, records_batch};
@@ -41,21 +42,11 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     let rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
     crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
     let groups = metadata.metadata().row_groups();
-    let mut first_row = Vec::with_capacity(groups.len());
-    let mut row = 0u64;
-    for g in groups {
-        first_row.push(row);
-        row += g.num_rows().max(0) as u64;
-    }
+    let first_row = first_rows(&metadata);
     // Row groups are decoded across cores, each as one batch of its size; the first bad row in
     // the file is the one reported.
     let read_group = |g: usize| -> Result<[ArrayRef; 9]> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
-            .with_row_groups(vec![g])
-            .with_batch_size((groups[g].num_rows().max(1)) as usize)
-            .build()
-            .map_err(|e| Error::format(path, e))?;
+        let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize)?;
         let mut parts = Vec::new();
         let mut row = first_row[g];
         for batch in reader {

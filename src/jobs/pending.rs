@@ -19,12 +19,13 @@ use arrow::datatypes::DataType;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 
 use super::text::{Interner, parse_timestamp};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
+use crate::io::row_groups::{first_rows, group_reader};
 use crate::io::text::{recycle, split_fields};
 
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
@@ -344,13 +345,8 @@ impl PendingJobs {
         let metadata =
             ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
         let groups = metadata.metadata().row_groups();
-        let mut first_row = Vec::with_capacity(groups.len());
-        let mut rows = 0u64;
-        for g in groups {
-            first_row.push(rows);
-            rows += g.num_rows().max(0) as u64;
-        }
-        self.reserve(rows as usize);
+        let first_row = first_rows(&metadata);
+        self.reserve(metadata.metadata().file_metadata().num_rows().max(0) as usize);
         // Row groups are decoded and read on every core, a wave at a time, each into a chunk with
         // its own name ids; chunks are appended in file order, so names get the ids a sequential
         // read gives them and the first bad row in the file is the one reported.
@@ -359,12 +355,7 @@ impl PendingJobs {
             let mut chunk = PendingJobs::empty(source.clone(), tres.clone());
             chunk.reserve(groups[g].num_rows().max(0) as usize);
             let mut kept = KeptTres { names: kept.names.clone(), counts: vec![0; kept.counts.len()] };
-            let file = File::open(path).map_err(|e| Error::io(path, e))?;
-            let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
-                .with_row_groups(vec![g])
-                .with_batch_size(1 << 20)
-                .build()
-                .map_err(|e| Error::format(path, e))?;
+            let reader = group_reader(path, &metadata, g, 1 << 20)?;
             let mut row = first_row[g];
             for batch in reader {
                 chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept)?;

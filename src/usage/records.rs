@@ -19,6 +19,7 @@ use parquet::arrow::arrow_reader::{
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::io::row_groups::{first_rows, group_reader};
 use crate::io::text::{recycle, split_fields};
 
 use super::lines::{LineParser, read_header, read_lines};
@@ -282,22 +283,9 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
     let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
     let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
     let groups = meta.metadata().row_groups();
-    let first_rows: Vec<u64> = groups
-        .iter()
-        .scan(0u64, |acc, g| {
-            let first = *acc;
-            *acc += g.num_rows().max(0) as u64;
-            Some(first)
-        })
-        .collect();
+    let first_rows = first_rows(&meta);
     let charge_group = |g: usize| -> Result<UsageCharger<'c, 'a>> {
-        // Its own handle: clones of one would share the seek position.
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
-            .with_row_groups(vec![g])
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| Error::format(path, e))?;
+        let reader = group_reader(path, &meta, g, BATCH_ROWS)?;
         let mut charger = ctx.charger();
         read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))?;
         Ok(charger)
