@@ -296,21 +296,26 @@ fn sort_group(
         buf.sort_by_key(|m| m.key);
     }
 
-    let near =
-        |a: f64, b: f64| a == b || (a.is_finite() && b.is_finite() && a.to_bits().abs_diff(b.to_bits()) <= near_ulps);
+    // On keys: `key >> 1` counts down the value's bits, so the ulp distance of two values is the
+    // distance of their keys, and a value is finite when its key is above inf's.
+    let finite_above = DESC_MAX - f64::INFINITY.to_bits();
+    let near = |a: u64, b: u64| {
+        let (a, b) = (a >> 1, b >> 1);
+        a == b || (a.min(b) > finite_above && a.abs_diff(b) <= near_ulps)
+    };
     let m = buf.len();
     let mut start = 0;
-    while start < m {
-        let mut end = start + 1;
-        while end < m && near(key_value(buf[end - 1].key), key_value(buf[end].key)) {
-            end += 1;
+    // A run touching NO_VAL at the head also decides the first member's tie with Slurm's initial
+    // `prev`.
+    let mut head_near_noval = m > 0 && near(buf[0].key, sort_key(NO_VAL, false));
+    for end in 1..=m {
+        if end < m && near(buf[end - 1].key, buf[end].key) {
+            continue;
         }
-        // A run touching NO_VAL at the head also decides the first member's tie with Slurm's
-        // initial `prev`.
-        let head_near_noval = start == 0 && near(key_value(buf[0].key), NO_VAL);
         if end - start > 1 || head_near_noval {
             resolve_run(&mut buf[start..end], &mut tied[start..end], head_near_noval, inputs, exact_level_fs);
         }
+        head_near_noval = false;
         start = end;
     }
     for (o, m) in out.iter_mut().zip(buf.iter()) {
@@ -333,14 +338,19 @@ fn resolve_run(
         let r = m.row as usize;
         (users[r] && !parent_flags[r]).then(|| (usage[r].to_bits(), shares[r]))
     };
-    if !head_near_noval && run.iter().all(|m| m.key >> 1 == run[0].key >> 1) {
-        // inf, 0 and NO_VAL (a `parent` account) are the same constants in any width.
-        let constant = |m: &Member| {
-            let (r, v) = (m.row as usize, inputs.stored_level_fs(m.row as usize));
-            !v.is_finite() || v == 0.0 || (parent_flags[r] && !users[r])
-        };
+    if run.iter().all(|m| m.key >> 1 == run[0].key >> 1) {
+        // inf, 0 and NO_VAL (a `parent` account) are the same constants in any width; the value
+        // is the run's, so only NO_VAL needs a look at the members (and equals Slurm's initial
+        // `prev`).
+        let v = key_value(run[0].key);
+        let parent_account = |m: &Member| parent_flags[m.row as usize] && !users[m.row as usize];
+        if !v.is_finite() || v == 0.0 || (v == NO_VAL && run.iter().all(parent_account)) {
+            tied[1..].fill(true);
+            tied[0] = head_near_noval && v == NO_VAL;
+            return;
+        }
         let first = input(&run[0]);
-        if run.iter().all(constant) || (first.is_some() && run.iter().all(|m| input(m) == first)) {
+        if !head_near_noval && first.is_some() && run[1..].iter().all(|m| input(m) == first) {
             tied[1..].fill(true);
             return;
         }
