@@ -98,7 +98,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
             let mut at = 0;
             for p in parents.clone() {
                 let len = counts[p] as usize;
-                sort_weighted(&mut rows[at..at + len]);
+                sort_siblings(&mut rows[at..at + len]);
                 at += len;
             }
         };
@@ -134,6 +134,28 @@ fn sort_weighted(rows: &mut [Sibling]) {
         }
         a.weight > b.weight
     });
+}
+
+/// Sorts a child list (in tree order) into an order the ranks cannot tell from [`sort_weighted`]'s.
+///
+/// Most lists have no weights that are tolerance-equal without being equal (idle users tie at
+/// exactly 2^64, copied shares and usage tie exactly). On such a list flux-accounting's comparator
+/// is a strict weak order: weight descending, users first among equal weights. Any sort by that
+/// order then gives `std::sort`'s list up to the order of members of equal weight and kind, which
+/// the ranks do not see as long as those members are users (they tie and share a rank). A list
+/// where tolerance-equality is not equality, or where two banks tie (their children are merged in
+/// list order), is put back in tree order and sorted as flux-accounting does.
+fn sort_siblings(rows: &mut [Sibling]) {
+    // Weights are non-negative, so their bits order them; the low bit puts users first.
+    let key = |s: &Sibling| std::cmp::Reverse((s.weight.to_bits() << 1) | u64::from(s.user));
+    let strict = rows.iter().all(|s| s.weight >= 0.0) && {
+        rows.sort_unstable_by_key(key);
+        rows.windows(2).all(|w| !is_equal(w[0].weight, w[1].weight) || (w[0].weight == w[1].weight && w[1].user))
+    };
+    if !strict {
+        rows.sort_unstable_by_key(|s| s.row);
+        sort_weighted(rows);
+    }
 }
 
 /// A bank whose subtree the sequential [`Walk`] ranks, in [`rank_users`]'s positions.
@@ -261,6 +283,15 @@ impl<'a> Walk<'a, '_> {
         &self.sorted[kids.start - 1..kids.end - 1]
     }
 
+    /// The children of `row` in exactly the order flux-accounting's sort leaves them, for merging:
+    /// [`sort_siblings`] may have ordered members of equal weight differently.
+    fn exact_children(&self, row: usize) -> Vec<Sibling> {
+        let mut kids = self.children(row).to_vec();
+        kids.sort_unstable_by_key(|s| s.row);
+        sort_weighted(&mut kids);
+        kids
+    }
+
     /// Competition ranking: a user tied with the next shares its rank, and the ranks skipped.
     fn place_user(&mut self, row: u32, tie_with_next: bool) {
         self.ranks[row as usize] = self.rank;
@@ -290,9 +321,9 @@ impl<'a> Walk<'a, '_> {
             if c.user {
                 entries.push((Entry::Node(c), tied));
             } else if tied {
-                merged.get_or_insert_with(Vec::new).extend_from_slice(self.children(c.row as usize));
+                merged.get_or_insert_with(Vec::new).extend(self.exact_children(c.row as usize));
             } else if let Some(mut v) = merged.take() {
-                v.extend_from_slice(self.children(c.row as usize));
+                v.extend(self.exact_children(c.row as usize));
                 sort_weighted(&mut v);
                 entries.push((Entry::Virtual(v), false));
             } else {
