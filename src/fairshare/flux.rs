@@ -56,15 +56,15 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         (s, u)
     });
 
-    // One pass over the rows: the weight (kept for the sort) and the output columns.
-    let mut weight = vec![0.0; n];
+    // One pass over the rows for the output columns; level_fs is the weight, shown as inf where it
+    // is MAX_WEIGHT (and only there: a computed weight never reaches inf).
     let mut norm_shares = vec![0.0; n];
     let mut effective_usage = vec![0.0; n];
     let mut level_fs = vec![0.0; n];
     let mut norm_usage = vec![0.0; n];
-    par_fill_rows([&mut weight, &mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |c| {
+    par_fill_rows([&mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |c| {
         if c == 0 {
-            return [0.0, f64::NAN, 1.0, f64::NAN, norm_usage_at(usage, 0)];
+            return [f64::NAN, 1.0, f64::NAN, norm_usage_at(usage, 0)];
         }
         let (s_sum, u_sum) = sums[parents[c] as usize];
         let w = if shares[c] == 0 {
@@ -75,7 +75,6 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
             (shares[c] as f64 / s_sum as f64) / (usage[c] / u_sum)
         };
         [
-            w,
             shares[c] as f64 / s_sum as f64,
             if u_sum == 0.0 { 0.0 } else { usage[c] / u_sum },
             if w == MAX_WEIGHT { f64::INFINITY } else { w },
@@ -85,8 +84,12 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
 
     // Rows 1.. are the child ranges in parent order: sort each in place, a task taking consecutive
     // parents until it holds about CHUNK rows.
-    let mut sorted: Vec<Sibling> =
-        (1..n).map(|r| Sibling { weight: weight[r], user: users[r], row: r as u32 }).collect();
+    let weight = |r: usize| if level_fs[r] == f64::INFINITY { MAX_WEIGHT } else { level_fs[r] };
+    let mut sorted: Vec<Sibling> = (1..n)
+        .into_par_iter()
+        .with_min_len(CHUNK)
+        .map(|r| Sibling { weight: weight(r), user: users[r], row: r as u32 })
+        .collect();
     {
         let counts = tree.child_counts();
         // `sorted` holds rows 1..: the children of `p` start at its first child's row minus one.
