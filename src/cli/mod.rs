@@ -273,10 +273,12 @@ fn load_following_conf(
 }
 
 /// The tree and its fair-share, with user usage first recomputed from job records when `--jobs`
-/// is given; also the usage parameters for the output metadata.
+/// is given, and the algorithm following slurm.conf's PriorityFlags either way; also the usage
+/// parameters for the output metadata.
 fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings, AssocTree, FairShare, Vec<KeyValue>)> {
     let Some(usage) = UsageSettings::resolve(u)? else {
-        let settings = TreeSettings::resolve(tree_args, None)?;
+        let (conf, _) = site_files(u, None)?;
+        let settings = TreeSettings::resolve(tree_args, conf.as_ref())?;
         let (tree, result) = settings.load()?;
         return Ok((settings, tree, result, Vec::new()));
     };

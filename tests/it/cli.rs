@@ -60,6 +60,12 @@ fn sshare_options_shape_the_table() {
     let f =
         |s: &str| s.lines().find(|l| l.starts_with("zoe")).unwrap().split('|').nth(1).unwrap().parse::<f64>().unwrap();
     assert!((f(&damp) - f(&undamped).sqrt()).abs() < 1e-6, "dampening 2 takes the square root: {damp} {undamped}");
+
+    // Without job records too, slurm.conf's PriorityFlags and dampening choose the algorithm.
+    let conf = write_file(dir.path(), "slurm.conf", "PriorityFlags=NO_FAIR_TREE\nFairShareDampeningFactor=2\n");
+    let by_conf = stdout_of(&fairshare(["sshare", "--tree", t, "--slurm-conf", conf.to_str().unwrap(), "-l", "-P"]));
+    let by_flags = stdout_of(&fairshare(["sshare", "--tree", t, "--algo", "classic", "--dampening", "2", "-l", "-P"]));
+    assert_eq!(by_conf, by_flags);
 }
 
 #[test]
