@@ -149,9 +149,10 @@ fn sort_weighted(rows: &mut [Sibling]) {
 /// where tolerance-equality is not equality, or where two banks tie (their children are merged in
 /// list order), is put back in tree order and sorted as flux-accounting does.
 fn sort_siblings(rows: &mut [Sibling]) {
-    // Weights are non-negative, so their bits order them; the low bit puts users first.
+    // The bits of non-negative weights (sign bit clear, not NaN) order them; the low bit puts users
+    // first. Anything else (negative usage) takes the exact path.
     let key = |s: &Sibling| std::cmp::Reverse((s.weight.to_bits() << 1) | u64::from(s.user));
-    let strict = rows.iter().all(|s| s.weight >= 0.0) && {
+    let strict = rows.iter().all(|s| s.weight.to_bits() <= f64::INFINITY.to_bits()) && {
         rows.sort_unstable_by_key(key);
         rows.windows(2).all(|w| !is_equal(w[0].weight, w[1].weight) || (w[0].weight == w[1].weight && w[1].user))
     };
