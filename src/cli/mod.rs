@@ -20,7 +20,7 @@ use clap::Parser;
 use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::TreeFormat;
-use fairshare::jobs::{PendingFormat, PendingJobs, parse_timestamp};
+use fairshare::jobs::{ParquetWaves, PendingFormat, PendingJobs, parse_timestamp};
 use fairshare::output::parquet::{ParquetSink, into_association_batch, metadata, write_parquet};
 use fairshare::output::parquet::{jobs_batch, jobs_metadata};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
@@ -421,51 +421,115 @@ fn slurm_site(
 /// Jobs per slice of a streamed `score`: about one Parquet row group of rows.
 const JOBS_PER_SLICE: usize = 1 << 19;
 
-/// `score` with Slurm's formula, streamed: the queue is scored and written a slice of jobs at a
-/// time, so a large queue's scores are never all in memory (and the memory of one slice is reused
-/// by the next).
+/// `score` with Slurm's formula, streamed: a Parquet queue is read a wave of row groups at a time
+/// (other formats whole), and each wave scored and written a slice of jobs at a time while the
+/// previous slice is written, so neither the queue nor its scores are ever all in memory. Jobs are
+/// scored independently of each other, so the waves give the same rows as the whole queue would.
 fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
     let now = queue_now(a)?;
     let (conf, qos, tree, fs) = slurm_site(tree_args, a)?;
     let prio = SlurmPriority::new(&conf, qos.as_ref(), now);
-    let jobs = PendingJobs::read(&a.pending, a.pending_format.map(pending_format), &prio.weights.tres_keys())?;
-    let queue = prio.prepare(&jobs, &tree, &fs)?;
-    let meta = jobs_metadata("slurm", fs.params.algorithm, now);
-    // A slice of jobs scored into a batch, with the rows of jobs without an association.
-    let slice = |start: usize| -> Result<(arrow::array::RecordBatch, Vec<usize>)> {
-        let mut scores = Scores::default();
-        let unknown = queue.score_jobs(start..(start + JOBS_PER_SLICE).min(jobs.len()), &mut scores);
-        Ok((jobs_batch(scores, &jobs, &prio.weights)?, unknown))
+    let keep = prio.weights.tres_keys();
+    let format = match a.pending_format {
+        Some(f) => pending_format(f),
+        None => PendingFormat::detect(&a.pending)?,
     };
-    // One slice even for an empty queue: the file still gets its schema. Each slice is written
-    // while the next is scored.
-    let (first, mut unknown) = slice(0)?;
-    let mut sink = ParquetSink::create(out, &first, meta)?;
-    let mut batch = first;
-    for start in (JOBS_PER_SLICE..jobs.len()).step_by(JOBS_PER_SLICE) {
-        let (written, next) = rayon::join(|| sink.write(&batch), || slice(start));
+    let mut waves = match format {
+        PendingFormat::Parquet => Some(ParquetWaves::open(&a.pending, &keep)?),
+        PendingFormat::Csv | PendingFormat::SqueueJson => None,
+    };
+    // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
+    // still gets a file).
+    let whole = || PendingJobs::read(&a.pending, Some(format), &keep);
+    let meta = jobs_metadata("slurm", fs.params.algorithm, now);
+    let mut sink: Option<ParquetSink> = None;
+    // Writes a scored slice; the first also opens the file with its schema and encodings.
+    let write = |sink: &mut Option<ParquetSink>, batch: Option<arrow::array::RecordBatch>| -> Result<()> {
+        let Some(batch) = batch else { return Ok(()) };
+        match sink {
+            Some(s) => s.write(&batch),
+            None => sink.insert(ParquetSink::create(out, &batch, meta.clone())?).write(&batch),
+        }
+    };
+    let mut held = None;
+    let mut unknown = Unknown::default();
+    let mut chunk = Some(match waves.as_mut().and_then(ParquetWaves::next_wave) {
+        Some(wave) => wave?,
+        None => whole()?,
+    });
+    while let Some(jobs) = chunk.take() {
+        let queue = prio.prepare(&jobs, &tree, &fs)?;
+        let mut start = 0;
+        loop {
+            let end = (start + JOBS_PER_SLICE).min(jobs.len());
+            let (written, scored) = rayon::join(
+                || write(&mut sink, held.take()),
+                || {
+                    let mut scores = Scores::default();
+                    let rows = queue.score_jobs(start..end, &mut scores);
+                    jobs_batch(scores, &jobs, &prio.weights).map(|b| (b, rows))
+                },
+            );
+            written?;
+            let (batch, rows) = scored?;
+            unknown.note(&jobs, &rows);
+            held = Some(batch);
+            start = end;
+            if start >= jobs.len() {
+                break;
+            }
+        }
+        // The next wave is read while this one's last slice is written.
+        let (written, next) =
+            rayon::join(|| write(&mut sink, held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
         written?;
-        let (next, more) = next?;
-        unknown.extend(more);
-        batch = next;
+        chunk = next.transpose()?;
     }
-    sink.write(&batch)?;
-    report_unknown(&jobs, &unknown);
-    sink.finish()
+    unknown.report();
+    match sink {
+        Some(s) => s.finish(),
+        None => Err(Error::Usage("the queue gave no batch to write".into())),
+    }
 }
 
-/// Jobs without an association are scored with fair-share 0, as Slurm does; say so once.
-fn report_unknown(jobs: &PendingJobs, unknown: &[usize]) {
-    if let Some(&j) = unknown.first() {
-        eprintln!(
-            "fairshare: warning: {} job(s) have no association and score fair-share 0, e.g. job {} (user {}, account {}, {})",
-            unknown.len(),
-            jobs.job_id[j],
-            jobs.names.name(jobs.user[j]),
-            jobs.names.name(jobs.account[j]),
-            jobs.location(j)
-        );
+/// Jobs without an association, which are scored with fair-share 0 as Slurm does: counted over
+/// the queue, and the first described, to be said once.
+#[derive(Default)]
+struct Unknown {
+    count: usize,
+    first: Option<String>,
+}
+
+impl Unknown {
+    /// Notes the jobs at `rows` of `jobs`.
+    fn note(&mut self, jobs: &PendingJobs, rows: &[usize]) {
+        if let (None, Some(&j)) = (&self.first, rows.first()) {
+            self.first = Some(format!(
+                "job {} (user {}, account {}, {})",
+                jobs.job_id[j],
+                jobs.names.name(jobs.user[j]),
+                jobs.names.name(jobs.account[j]),
+                jobs.location(j)
+            ));
+        }
+        self.count += rows.len();
     }
+
+    fn report(&self) {
+        if let Some(first) = &self.first {
+            eprintln!(
+                "fairshare: warning: {} job(s) have no association and score fair-share 0, e.g. {first}",
+                self.count
+            );
+        }
+    }
+}
+
+/// Says once that jobs at `unknown` have no association.
+fn report_unknown(jobs: &PendingJobs, unknown: &[usize]) {
+    let mut u = Unknown::default();
+    u.note(jobs, unknown);
+    u.report();
 }
 
 /// True when `e` is a failed write to a closed pipe (`fairshare ... | head`).

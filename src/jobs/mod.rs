@@ -3,5 +3,5 @@
 pub mod pending;
 mod text;
 
-pub use pending::{PendingFormat, PendingJobs};
+pub use pending::{ParquetWaves, PendingFormat, PendingJobs};
 pub use text::{Interner, parse_timestamp};

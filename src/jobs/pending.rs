@@ -230,7 +230,7 @@ impl PendingJobs {
         crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB)?;
         match format {
             PendingFormat::Csv => jobs.read_csv(path, &mut kept)?,
-            PendingFormat::Parquet => jobs.read_parquet(path, &mut kept)?,
+            PendingFormat::Parquet => jobs.read_parquet(path)?,
             PendingFormat::SqueueJson => jobs.read_squeue_json(path, &mut kept)?,
         }
         Ok(jobs)
@@ -321,50 +321,12 @@ impl PendingJobs {
         Ok(())
     }
 
-    fn read_parquet(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
-        // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
-        // and each distinct value is then interned or read once instead of once per job.
-        let fields: Vec<arrow::datatypes::FieldRef> = plain
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| {
-                let dict_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos" | "tres_req");
-                if dict_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
-                    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
-                    Arc::new(f.as_ref().clone().with_data_type(dict))
-                } else {
-                    f.clone()
-                }
-            })
-            .collect();
-        // The footer is read once; only the Arrow schema is re-derived with the hint.
-        let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
-        let metadata =
-            ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
-        let groups = metadata.metadata().row_groups();
-        let first_row = first_rows(&metadata);
-        self.reserve(metadata.metadata().file_metadata().num_rows().max(0) as usize);
-        // Row groups are decoded and read on every core, a wave at a time, each into a chunk with
-        // its own name ids; chunks are appended in file order, so names get the ids a sequential
-        // read gives them and the first bad row in the file is the one reported.
-        let (source, tres) = (self.source.clone(), self.tres.clone());
-        let read_group = |g: usize| -> Result<PendingJobs> {
-            let mut chunk = PendingJobs::empty(source.clone(), tres.clone());
-            chunk.reserve(groups[g].num_rows().max(0) as usize);
-            let mut kept = KeptTres { names: kept.names.clone(), counts: vec![0; kept.counts.len()] };
-            let reader = group_reader(path, &metadata, g, 1 << 20)?;
-            let mut row = first_row[g];
-            for batch in reader {
-                chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept)?;
-            }
-            Ok(chunk)
-        };
-        let ids: Vec<usize> = (0..groups.len()).collect();
-        for wave in ids.chunks(rayon::current_num_threads().max(1)) {
-            let chunks: Vec<Result<PendingJobs>> = wave.par_iter().map(|&g| read_group(g)).collect();
+    fn read_parquet(&mut self, path: &Path) -> Result<()> {
+        let mut waves = ParquetWaves::open(path, &self.tres)?;
+        self.reserve(waves.rows() as usize);
+        // Each row group's chunk has its own name ids; appended in file order, names get the ids a
+        // sequential read gives them and the first bad row in the file is the one reported.
+        while let Some(chunks) = waves.next_chunks() {
             for chunk in chunks {
                 self.append(chunk?);
             }
@@ -614,6 +576,110 @@ impl PendingJobs {
             })?;
         }
         Ok(())
+    }
+}
+
+/// A Parquet queue read a wave of row groups at a time, one row group per thread, for commands
+/// that handle each job on its own and need not hold the whole queue (`score`).
+///
+/// # Example
+/// ```no_run
+/// use fairshare::jobs::ParquetWaves;
+/// let mut waves = ParquetWaves::open("pending.parquet".as_ref(), &[])?;
+/// while let Some(jobs) = waves.next_wave() {
+///     println!("{} jobs", jobs?.len());
+/// }
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub struct ParquetWaves {
+    path: PathBuf,
+    metadata: ArrowReaderMetadata,
+    first_row: Vec<u64>,
+    tres: Vec<Tres>,
+    next: usize,
+}
+
+impl ParquetWaves {
+    /// Reads the footer of `path`; the jobs will keep the counts of the TRES in `keep`.
+    ///
+    /// # Errors
+    /// An unreadable file or one that is not Parquet.
+    pub fn open(path: &Path, keep: &[Tres]) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
+        // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
+        // and each distinct value is then interned or read once instead of once per job.
+        let fields: Vec<arrow::datatypes::FieldRef> = plain
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                let dict_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos" | "tres_req");
+                if dict_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+                    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
+                    Arc::new(f.as_ref().clone().with_data_type(dict))
+                } else {
+                    f.clone()
+                }
+            })
+            .collect();
+        // The footer is read once; only the Arrow schema is re-derived with the hint.
+        let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
+        let metadata =
+            ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
+        let first_row = first_rows(&metadata);
+        Ok(ParquetWaves { path: path.to_path_buf(), metadata, first_row, tres: keep.to_vec(), next: 0 })
+    }
+
+    /// Jobs in the file.
+    pub fn rows(&self) -> u64 {
+        self.metadata.metadata().file_metadata().num_rows().max(0) as u64
+    }
+
+    /// The next wave's jobs, its row groups joined in file order; `None` past the last.
+    ///
+    /// # Errors
+    /// A missing column or a bad value, naming the row; the first bad row of the wave is the one
+    /// named.
+    pub fn next_wave(&mut self) -> Option<Result<PendingJobs>> {
+        let mut chunks = self.next_chunks()?.into_iter();
+        let mut jobs = match chunks.next()? {
+            Ok(first) => first,
+            Err(e) => return Some(Err(e)),
+        };
+        for chunk in chunks {
+            match chunk {
+                Ok(c) => jobs.append(c),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(Ok(jobs))
+    }
+
+    /// The next wave's row groups, decoded across the threads, one queue each in file order.
+    fn next_chunks(&mut self) -> Option<Vec<Result<PendingJobs>>> {
+        let groups = self.metadata.metadata().row_groups();
+        if self.next >= groups.len() {
+            return None;
+        }
+        let wave = self.next..(self.next + rayon::current_num_threads().max(1)).min(groups.len());
+        self.next = wave.end;
+        Some(wave.into_par_iter().map(|g| self.read_group(g)).collect())
+    }
+
+    fn read_group(&self, g: usize) -> Result<PendingJobs> {
+        let path = &self.path;
+        let mut chunk =
+            PendingJobs { format: PendingFormat::Parquet, ..PendingJobs::empty(path.clone(), self.tres.clone()) };
+        chunk.reserve(self.metadata.metadata().row_group(g).num_rows().max(0) as usize);
+        let mut kept =
+            KeptTres { names: self.tres.iter().map(Tres::to_string).collect(), counts: vec![0; self.tres.len()] };
+        let reader = group_reader(path, &self.metadata, g, 1 << 20)?;
+        let mut row = self.first_row[g];
+        for batch in reader {
+            chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept)?;
+        }
+        Ok(chunk)
     }
 }
 

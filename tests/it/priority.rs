@@ -546,3 +546,109 @@ fn score_streams_a_queue_longer_than_a_slice() {
     assert_eq!(written.schema(), expected.schema());
     assert_eq!(written.columns(), expected.columns());
 }
+
+/// `score` reads a Parquet queue a wave of row groups at a time: with one thread and row groups of
+/// 8 jobs, the seed site's 120 jobs take fifteen waves. The file holds the rows of scoring the same
+/// queue as CSV (read whole), jobs without an association are counted over all waves, and a bad
+/// partition in a late wave names its row and leaves no output.
+#[test]
+fn score_reads_a_parquet_queue_a_wave_at_a_time() {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, StringArray};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(site.join("pending.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    // The seed queue quotes only whole fields and has no quotes inside them.
+    let split = |line: &str| -> Vec<String> {
+        let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+        for c in line.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => fields.push(std::mem::take(&mut field)),
+                c => field.push(c),
+            }
+        }
+        fields.push(field);
+        fields
+    };
+    let jobs: Vec<Vec<String>> = lines.map(split).collect();
+    let user = header.iter().position(|&h| h == "user").unwrap();
+    let partition = header.iter().position(|&h| h == "partition").unwrap();
+    let write_queue = |name: &str, edit: &dyn Fn(usize, &mut Vec<String>)| {
+        let mut rows = jobs.clone();
+        for (i, row) in rows.iter_mut().enumerate() {
+            edit(i, row);
+        }
+        let mut csv = header.join(",") + "\n";
+        for row in &rows {
+            csv += &(row.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(",") + "\n");
+        }
+        write_file(dir.path(), &format!("{name}.csv"), &csv);
+        let columns = header.iter().enumerate().map(|(k, h)| {
+            (*h, Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r[k].as_str()))) as ArrayRef)
+        });
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let path = dir.path().join(format!("{name}.parquet"));
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(8)).build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        path
+    };
+    let score = |pending: &Path, out: &Path| {
+        let s = |p: &Path| p.to_str().unwrap().to_owned();
+        fairshare([
+            "score".into(),
+            "--threads".into(),
+            "1".into(),
+            "--tree".into(),
+            s(&site.join("tree.csv")),
+            "--slurm-conf".into(),
+            s(&site.join("slurm.conf")),
+            "--qos".into(),
+            s(&site.join("qos.txt")),
+            "--pending".into(),
+            s(pending),
+            "--now".into(),
+            "1767225600".into(),
+            "--out".into(),
+            s(out),
+        ])
+    };
+
+    // Two jobs in different waves belong to no association.
+    let strangers = |i: usize, row: &mut Vec<String>| {
+        if i == 40 || i == 100 {
+            row[user] = format!("stranger{i}");
+        }
+    };
+    let queue = write_queue("queue", &strangers);
+    assert_eq!(jobs.len(), 120, "the queue spans fifteen row groups");
+    let (from_pq, from_csv) = (dir.path().join("pq.parquet"), dir.path().join("csv.parquet"));
+    let run = score(&queue, &from_pq);
+    stdout_of(&run);
+    let warning = String::from_utf8_lossy(&run.stderr);
+    assert!(warning.contains("2 job(s) have no association") && warning.contains("stranger40"), "{warning}");
+    assert!(warning.contains("queue.parquet:41"), "{warning}");
+    stdout_of(&score(&dir.path().join("queue.csv"), &from_csv));
+    let (pq, csv) = (read_batch(&from_pq), read_batch(&from_csv));
+    assert!(pq.num_rows() >= jobs.len());
+    assert_eq!(pq.columns(), csv.columns());
+
+    let bad = write_queue("bad", &|i, row| {
+        if i == 119 {
+            row[partition] = "nowhere".into();
+        }
+    });
+    let out = dir.path().join("bad_out.parquet");
+    let run = score(&bad, &out);
+    let e = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && e.contains("bad.parquet:120: row 120: partition \"nowhere\""), "{e}");
+    assert!(!out.exists(), "no output after an error in a later wave");
+}
