@@ -44,14 +44,15 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     let parents = tree.parents();
 
     // Per-parent sibling sums, in child order, as flux-accounting accumulates them.
+    let (starts, counts) = (tree.child_starts(), tree.child_counts());
     let mut sums = vec![(0u64, 0.0f64); n];
     par_fill(&mut sums, |p| {
-        let kids = tree.children(p);
-        let s = kids.clone().fold(0u64, |acc, c| acc.wrapping_add(shares[c]));
+        let kids = starts[p] as usize..(starts[p] + counts[p]) as usize;
+        let s = shares[kids.clone()].iter().fold(0u64, |acc, &c| acc.wrapping_add(c));
         let u = if params.flux_exact_sums {
-            kids.map(|c| usage[c]).sum::<f64>()
+            usage[kids].iter().sum::<f64>()
         } else {
-            kids.fold(0u64, |acc, c| (acc as f64 + usage[c]) as u64) as f64
+            usage[kids].iter().fold(0u64, |acc, &c| add_truncated(acc, c)) as f64
         };
         (s, u)
     });
@@ -117,6 +118,20 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     let mut fs_factor = vec![0.0; n];
     par_fill_rows([&mut fs_factor], |i| [if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN }]);
     Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
+}
+
+/// flux-accounting's `(uint64_t)(sum + usage)`. A whole usage added to a sum that stays within
+/// 2^53 is exact in f64, so the integer addition gives the same value without the conversions on
+/// the chain (most usage is whole billing-seconds).
+fn add_truncated(sum: u64, usage: f64) -> u64 {
+    const EXACT: u64 = 1 << 53;
+    if (0.0..EXACT as f64).contains(&usage) {
+        let whole = usage as u64;
+        if whole as f64 == usage && sum <= EXACT - whole {
+            return sum + whole;
+        }
+    }
+    (sum as f64 + usage) as u64
 }
 
 /// A sibling as the sort and the walk see it.
@@ -381,6 +396,33 @@ impl<'a> Walk<'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truncated_sums_take_the_integer_path_only_where_it_is_exact() {
+        let float = |sum: u64, usage: f64| (sum as f64 + usage) as u64;
+        let exact = 1u64 << 53;
+        let sums = [0, 1, 7, 1 << 40, exact - 3, exact - 1, exact, exact + 1, exact + 2, 1 << 60, u64::MAX - 1];
+        let usages = [
+            0.0,
+            0.5,
+            1.0,
+            2.5,
+            3.0,
+            1.0 / 3.0,
+            1e15 + 0.5,
+            (exact - 1) as f64,
+            exact as f64,
+            (exact + 2) as f64,
+            1e19,
+            1e300,
+            f64::MIN_POSITIVE,
+        ];
+        for sum in sums {
+            for usage in usages {
+                assert_eq!(add_truncated(sum, usage), float(sum, usage), "{sum} + {usage}");
+            }
+        }
+    }
 
     #[test]
     fn tolerance_ties_put_users_first() {
