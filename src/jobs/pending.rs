@@ -222,16 +222,24 @@ impl PendingJobs {
         };
         let mut jobs = PendingJobs { format, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
         let mut kept = KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] };
-        let rows = match format {
-            PendingFormat::Parquet => parquet_rows(path),
-            // Text queues run about 80 bytes per job.
-            _ => crate::memory::file_size(path) / 80,
-        };
-        crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB)?;
+        let fits =
+            |rows: u64| crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB);
+        // Text queues run about 80 bytes per job.
+        let text_rows = || crate::memory::file_size(path) / 80;
         match format {
-            PendingFormat::Csv => jobs.read_csv(path, &mut kept)?,
-            PendingFormat::Parquet => jobs.read_parquet(path)?,
-            PendingFormat::SqueueJson => jobs.read_squeue_json(path, &mut kept)?,
+            PendingFormat::Parquet => {
+                let waves = ParquetWaves::open(path, keep)?;
+                fits(waves.rows())?;
+                jobs.read_parquet(waves)?;
+            }
+            PendingFormat::Csv => {
+                fits(text_rows())?;
+                jobs.read_csv(path, &mut kept)?;
+            }
+            PendingFormat::SqueueJson => {
+                fits(text_rows())?;
+                jobs.read_squeue_json(path, &mut kept)?;
+            }
         }
         Ok(jobs)
     }
@@ -321,8 +329,7 @@ impl PendingJobs {
         Ok(())
     }
 
-    fn read_parquet(&mut self, path: &Path) -> Result<()> {
-        let mut waves = ParquetWaves::open(path, &self.tres)?;
+    fn read_parquet(&mut self, mut waves: ParquetWaves) -> Result<()> {
         self.reserve(waves.rows() as usize);
         // Each row group's chunk has its own name ids; appended in file order, names get the ids a
         // sequential read gives them and the first bad row in the file is the one reported.
@@ -681,14 +688,6 @@ impl ParquetWaves {
         }
         Ok(chunk)
     }
-}
-
-/// The row count in a Parquet file's footer (0 when unreadable: the reader reports why).
-fn parquet_rows(path: &Path) -> u64 {
-    File::open(path)
-        .ok()
-        .and_then(|f| ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).ok())
-        .map_or(0, |m| m.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
 /// The TRES the scorer needs, as text, and a reusable buffer for one job's counts.
