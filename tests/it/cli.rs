@@ -158,6 +158,39 @@ fn compute_writes_parquet_that_reads_back_as_a_tree() {
     assert_eq!(a, b);
 }
 
+/// Parquet written by other tools reads whatever its codec: pyarrow, pandas and DuckDB write Snappy
+/// by default, others gzip, LZ4 or Brotli. (The codecs belong to the Parquet reader every input
+/// shares; the tree is the one checked here.)
+#[test]
+fn parquet_inputs_read_whatever_codec_wrote_them() {
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::{BrotliLevel, Compression, GzipLevel};
+    use parquet::file::properties::WriterProperties;
+
+    let dir = tempfile::tempdir().unwrap();
+    let tree = write_file(dir.path(), "t.csv", TREE);
+    let zstd = dir.path().join("zstd.parquet");
+    stdout_of(&fairshare(["compute", "--tree", tree.to_str().unwrap(), "--out", zstd.to_str().unwrap()]));
+    let (batch, _) = read_parquet(&zstd);
+    let expected = stdout_of(&fairshare(["sshare", "--tree", tree.to_str().unwrap(), "-l", "-P"]));
+    for codec in [
+        Compression::SNAPPY,
+        Compression::GZIP(GzipLevel::default()),
+        Compression::LZ4_RAW,
+        Compression::LZ4,
+        Compression::BROTLI(BrotliLevel::default()),
+        Compression::UNCOMPRESSED,
+    ] {
+        let path = dir.path().join(format!("{codec}.parquet"));
+        let props = WriterProperties::builder().set_compression(codec).build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let got = fairshare(["sshare", "--tree", path.to_str().unwrap(), "-l", "-P"]);
+        assert_eq!(stdout_of(&got), expected, "{codec}");
+    }
+}
+
 #[test]
 fn run_writes_a_directory() {
     let dir = tempfile::tempdir().unwrap();
