@@ -4,4 +4,4 @@ pub mod pending;
 mod text;
 
 pub use pending::{ParquetWaves, PendingFormat, PendingJobs};
-pub use text::{Interner, parse_timestamp};
+pub use text::{Interner, parse_timestamp, whole_numbers};

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 
-use super::text::{Interner, parse_timestamp};
+use super::text::{Interner, parse_timestamp, whole_numbers};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
@@ -719,7 +719,7 @@ enum Column {
 }
 
 impl Column {
-    /// Integers and timestamps (in seconds) stay numbers; anything else becomes text.
+    /// Integers, timestamps (in seconds) and whole floats are numbers; anything else becomes text.
     fn from_array(a: &ArrayRef) -> std::result::Result<Self, arrow::error::ArrowError> {
         Ok(match a.data_type() {
             DataType::Timestamp(..) => {
@@ -728,6 +728,21 @@ impl Column {
             }
             t if t.is_integer() => {
                 Column::Int(cast(a, &DataType::Int64)?.as_primitive::<arrow::datatypes::Int64Type>().clone())
+            }
+            // Whole floats are integers with gaps as pandas stores them. With a fraction among
+            // them the column goes as text, whole values written as integers, so the row check
+            // names the fraction.
+            t if t.is_floating() => {
+                let f = cast(a, &DataType::Float64)?;
+                let f = f.as_primitive::<arrow::datatypes::Float64Type>();
+                match whole_numbers(f) {
+                    Ok(ints) => Column::Int(ints),
+                    Err(_) => Column::Text(
+                        f.iter()
+                            .map(|v| v.map(|v| if v.fract() == 0.0 { format!("{v:.0}") } else { v.to_string() }))
+                            .collect(),
+                    ),
+                }
             }
             _ => Column::Text(cast(a, &DataType::Utf8)?.as_string::<i32>().clone()),
         })

@@ -1,8 +1,32 @@
-//! Helpers for large job files: a CSV field splitter that borrows, timestamps, name interning.
+//! Helpers for large job files: a CSV field splitter that borrows, timestamps, name interning,
+//! whole numbers stored as floats.
 
 use std::collections::HashMap;
 
 use rustc_hash::FxBuildHasher;
+
+/// A float column's values as integers, when every value holds a whole number that f64 stores
+/// exactly (|v| <= 2^53): pandas stores an integer column with gaps as floats. Nulls stay null.
+///
+/// # Errors
+/// The index and value of the first value that is not such a whole number.
+///
+/// # Example
+/// ```
+/// use arrow::array::{Array, Float64Array};
+/// use fairshare::jobs::whole_numbers;
+/// let ints = whole_numbers(&Float64Array::from(vec![Some(1767830400.0), None])).unwrap();
+/// assert_eq!((ints.value(0), ints.is_null(1)), (1767830400, true));
+/// assert_eq!(whole_numbers(&Float64Array::from(vec![2.0, 2.5])).unwrap_err(), (1, 2.5));
+/// ```
+pub fn whole_numbers(f: &arrow::array::Float64Array) -> Result<arrow::array::Int64Array, (usize, f64)> {
+    use arrow::array::Array;
+    let whole = |v: f64| v.fract() == 0.0 && v.abs() <= (1u64 << 53) as f64;
+    if let Some(i) = (0..f.len()).find(|&i| f.is_valid(i) && !whole(f.value(i))) {
+        return Err((i, f.value(i)));
+    }
+    Ok(f.iter().map(|v| v.map(|v| v as i64)).collect())
+}
 
 /// Parses a timestamp: epoch seconds, or `YYYY-MM-DDTHH:MM:SS` (also with a space) read as UTC.
 ///

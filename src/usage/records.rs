@@ -23,7 +23,7 @@ use crate::io::row_groups::{first_rows, group_reader};
 use crate::io::text::{recycle, split_fields};
 
 use super::lines::{LineParser, read_header, read_lines};
-use crate::jobs::parse_timestamp;
+use crate::jobs::{parse_timestamp, whole_numbers};
 
 use super::swf::SwfTree;
 use super::{ChargeContext, JobRef, JobSink, UsageCharger};
@@ -248,13 +248,37 @@ impl StrColumn {
     }
 }
 
-/// An integer or timestamp column as epoch seconds.
+/// An integer or timestamp column as epoch seconds (job ids go through it too).
 fn seconds(a: &ArrayRef) -> std::result::Result<Int64Array, ArrowError> {
     let a = match a.data_type() {
         DataType::Timestamp(..) => cast(a, &DataType::Timestamp(TimeUnit::Second, None))?,
         _ => a.clone(),
     };
     Ok(cast(&a, &DataType::Int64)?.as_primitive::<Int64Type>().clone())
+}
+
+/// A `start` or `end` column as epoch seconds, null where unset. Integers and timestamps convert
+/// directly; floats must hold whole seconds (pandas stores an integer column with gaps as floats);
+/// text is read as in CSV (epoch seconds or `YYYY-MM-DDTHH:MM:SS`; empty, `Unknown`, `None` unset).
+/// A plain cast would turn text it cannot parse into nulls, silently dropping the job's usage.
+///
+/// # Errors
+/// The index in `a` of the first value that is no time, and why.
+fn times(a: &ArrayRef) -> std::result::Result<Int64Array, (Option<usize>, String)> {
+    let arrow_err = |e: ArrowError| (None, e.to_string());
+    match a.data_type() {
+        DataType::Timestamp(..) => seconds(a).map_err(arrow_err),
+        t if t.is_integer() => seconds(a).map_err(arrow_err),
+        t if t.is_floating() => {
+            let f = cast(a, &DataType::Float64).map_err(arrow_err)?;
+            whole_numbers(f.as_primitive()).map_err(|(i, v)| (Some(i), format!("{v} is not a whole number of seconds")))
+        }
+        _ => {
+            let text = StrColumn::new(a).map_err(arrow_err)?;
+            // A null reads as empty: unset.
+            (0..a.len()).map(|i| parse_time_field(text.get(i)).map_err(|m| (Some(i), m))).collect()
+        }
+    }
 }
 
 /// Streams canonical Parquet records, batch by batch (one row group's worth at a time).
@@ -315,8 +339,16 @@ fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, s
         };
         let bad = |n: &str, e: ArrowError| Error::input(path, None, format!("column {n:?}: {e}"));
         let text = |n: &str| col(n).and_then(|a| StrColumn::new(a).map_err(|e| bad(n, e)));
-        let ints = |n: &str| col(n).and_then(|a| seconds(a).map_err(|e| bad(n, e)));
-        let (id, start, end) = (ints("job_id")?, ints("start")?, ints("end")?);
+        let id = col("job_id").and_then(|a| seconds(a).map_err(|e| bad("job_id", e)))?;
+        let time = |n: &str| {
+            col(n).and_then(|a| {
+                times(a).map_err(|(i, m)| match i {
+                    Some(i) => Error::input(path, row + i as u64 + 1, format!("row: {n}: {m}")),
+                    None => Error::input(path, None, format!("column {n:?}: {m}")),
+                })
+            })
+        };
+        let (start, end) = (time("start")?, time("end")?);
         let (user, account, partition) = (text("user")?, text("account")?, text("partition")?);
         let (qos, tres) = (text("qos")?, text("tres_alloc")?);
         for i in 0..batch.num_rows() {
@@ -384,5 +416,69 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains(":2: expected 9 fields, found 8"), "{e}");
+    }
+
+    /// Parquet `start`/`end` columns as other tools write them: text as in CSV, floats holding
+    /// whole seconds (pandas' integers with gaps), timestamps; none may turn into a silent null.
+    #[test]
+    fn parquet_time_columns_of_any_kind_read_as_csv_does() {
+        use std::sync::Arc;
+
+        use arrow::array::{Float64Array, RecordBatch, TimestampMillisecondArray, UInt64Array};
+
+        let read = |start: ArrayRef, end: ArrayRef| -> Result<Vec<(Option<i64>, Option<i64>)>> {
+            let n = start.len();
+            let text = |v: &str| Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, n))) as ArrayRef;
+            let batch = RecordBatch::try_from_iter([
+                ("job_id", Arc::new(UInt64Array::from_iter_values(1..=n as u64)) as ArrayRef),
+                ("user", text("u")),
+                ("account", text("a")),
+                ("partition", text("p")),
+                ("qos", text("")),
+                ("start", start),
+                ("end", end),
+                ("tres_alloc", text("cpu=1")),
+            ])
+            .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("jobs.parquet");
+            let mut w =
+                parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None)
+                    .unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+            let mut out = Vec::new();
+            read_parquet(&path, &mut |j| {
+                out.push((j.start, j.end));
+                Ok(())
+            })?;
+            Ok(out)
+        };
+        let strings = |v: &[Option<&str>]| Arc::new(StringArray::from(v.to_vec())) as ArrayRef;
+        let floats = |v: &[Option<f64>]| Arc::new(Float64Array::from(v.to_vec())) as ArrayRef;
+        let expected = vec![(Some(1_767_225_600), Some(1_767_229_200)), (Some(100), None), (None, None)];
+
+        let text = read(
+            strings(&[Some("2026-01-01T00:00:00"), Some("100"), None]),
+            strings(&[Some("1767229200"), Some("Unknown"), Some("")]),
+        );
+        assert_eq!(text.unwrap(), expected);
+        let whole =
+            read(floats(&[Some(1_767_225_600.0), Some(100.0), None]), floats(&[Some(1_767_229_200.0), None, None]));
+        assert_eq!(whole.unwrap(), expected);
+        let ms = |v: &[Option<i64>]| Arc::new(TimestampMillisecondArray::from(v.to_vec())) as ArrayRef;
+        let stamps =
+            read(ms(&[Some(1_767_225_600_000), Some(100_000), None]), ms(&[Some(1_767_229_200_000), None, None]));
+        assert_eq!(stamps.unwrap(), expected);
+
+        let e = read(strings(&[Some("100"), Some("yesterday"), None]), floats(&[None, None, None])).unwrap_err();
+        assert!(
+            e.to_string().ends_with(
+                "jobs.parquet:2: row: start: time \"yesterday\" is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS"
+            ),
+            "{e}"
+        );
+        let e = read(floats(&[Some(1.0), Some(2.0), Some(2.5)]), floats(&[None, None, None])).unwrap_err();
+        assert!(e.to_string().ends_with("jobs.parquet:3: row: start: 2.5 is not a whole number of seconds"), "{e}");
     }
 }

@@ -451,6 +451,41 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     let bad = write_parquet_with("nice.parquet", &tres, &|i| if i == 4 { 1 << 40 } else { nice(i) });
     let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
     assert!(e.contains("nice.parquet:5:") && e.contains("nice"), "{e}");
+
+    // Integer columns stored as floats (pandas' integers with gaps) read as integers while every
+    // value is whole; a fraction is named at its row.
+    let as_floats = |name: &str, edit: &dyn Fn(&mut Vec<Option<f64>>)| {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&pq_path).unwrap()).unwrap().build().unwrap();
+        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+        let batch = arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+        let float =
+            |c: &str| arrow::compute::cast(batch.column_by_name(c).unwrap(), &arrow::datatypes::DataType::Float64);
+        let mut cpus: Vec<Option<f64>> = float("cpus").unwrap().as_primitive::<Float64Type>().iter().collect();
+        edit(&mut cpus);
+        let schema = batch.schema();
+        let columns = schema.fields().iter().map(|f| {
+            let column: ArrayRef = match f.name().as_str() {
+                "accrue_time" => float("accrue_time").unwrap(),
+                "cpus" => Arc::new(arrow::array::Float64Array::from(cpus.clone())),
+                _ => batch.column_by_name(f.name()).unwrap().clone(),
+            };
+            (f.name().clone(), column)
+        });
+        let floats = RecordBatch::try_from_iter(columns).unwrap();
+        let path = dir.path().join(name);
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(3)).build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), floats.schema(), Some(props)).unwrap();
+        w.write(&floats).unwrap();
+        w.close().unwrap();
+        path
+    };
+    let from_floats =
+        PendingJobs::read(&as_floats("floats.parquet", &|_| {}), Some(PendingFormat::Parquet), &keep).unwrap();
+    assert_eq!(from_floats.accrue_time, from_csv.accrue_time);
+    assert_eq!(from_floats.cpus, from_csv.cpus);
+    let fraction = as_floats("fraction.parquet", &|cpus| cpus[5] = Some(2.5));
+    let e = PendingJobs::read(&fraction, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();
+    assert!(e.contains("fraction.parquet:6:") && e.contains("cpus"), "{e}");
 }
 
 /// Scoring a queue a slice of jobs at a time, and writing the slices one by one to a
