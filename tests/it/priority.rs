@@ -15,6 +15,14 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slurm_jobs").join(name)
 }
 
+/// Writes `batch` as Parquet in row groups of `rows` rows, as another tool might.
+fn write_row_groups(path: &Path, batch: &RecordBatch, rows: usize) {
+    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(rows)).build();
+    let mut w = parquet::arrow::ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
+
 fn read_batch(path: &Path) -> RecordBatch {
     let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap().build().unwrap();
     let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
@@ -343,8 +351,6 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     use arrow::array::{ArrayRef, Int64Array, StringArray};
     use fairshare::config::tres::Tres;
     use fairshare::jobs::{PendingFormat, PendingJobs};
-    use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
 
     let dir = tempfile::tempdir().unwrap();
     let users = ["zoe", "amy", "bob", "amy", "kim", "zoe", "bob", "lee", "amy", "kim", "ned"];
@@ -400,10 +406,7 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
         ])
         .unwrap();
         let path = dir.path().join(name);
-        let props = WriterProperties::builder().set_max_row_group_row_count(Some(3)).build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        write_row_groups(&path, &batch, 3);
         path
     };
     let write_parquet = |name: &str, tres_of: &dyn Fn(usize) -> String| write_parquet_with(name, tres_of, &nice);
@@ -473,10 +476,7 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
         });
         let floats = RecordBatch::try_from_iter(columns).unwrap();
         let path = dir.path().join(name);
-        let props = WriterProperties::builder().set_max_row_group_row_count(Some(3)).build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), floats.schema(), Some(props)).unwrap();
-        w.write(&floats).unwrap();
-        w.close().unwrap();
+        write_row_groups(&path, &floats, 3);
         path
     };
     let from_floats =
@@ -591,8 +591,6 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
     use std::sync::Arc;
 
     use arrow::array::{ArrayRef, StringArray};
-    use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
 
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
     let dir = tempfile::tempdir().unwrap();
@@ -630,10 +628,7 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
         });
         let batch = RecordBatch::try_from_iter(columns).unwrap();
         let path = dir.path().join(format!("{name}.parquet"));
-        let props = WriterProperties::builder().set_max_row_group_row_count(Some(8)).build();
-        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        write_row_groups(&path, &batch, 8);
         path
     };
     let score = |pending: &Path, out: &Path| {
