@@ -263,7 +263,7 @@ fn seconds(a: &ArrayRef) -> std::result::Result<Int64Array, ArrowError> {
 /// A plain cast would turn text it cannot parse into nulls, silently dropping the job's usage.
 ///
 /// # Errors
-/// The index in `a` of the first value that is no time, and why.
+/// The index in `a` of the first value that is not a time, and why.
 fn times(a: &ArrayRef) -> std::result::Result<Int64Array, (Option<usize>, String)> {
     let arrow_err = |e: ArrowError| (None, e.to_string());
     match a.data_type() {
