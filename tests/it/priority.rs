@@ -458,9 +458,7 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     // Integer columns stored as floats (pandas' integers with gaps) read as integers while every
     // value is whole; a fraction is named at its row.
     let as_floats = |name: &str, edit: &dyn Fn(&mut Vec<Option<f64>>)| {
-        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&pq_path).unwrap()).unwrap().build().unwrap();
-        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
-        let batch = arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+        let batch = read_batch(&pq_path);
         let float =
             |c: &str| arrow::compute::cast(batch.column_by_name(c).unwrap(), &arrow::datatypes::DataType::Float64);
         let mut cpus: Vec<Option<f64>> = float("cpus").unwrap().as_primitive::<Float64Type>().iter().collect();
