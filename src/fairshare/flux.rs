@@ -92,9 +92,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         .map(|r| Sibling { weight: weight(r), user: users[r], row: r as u32 })
         .collect();
     {
-        let counts = tree.child_counts();
         // `sorted` holds rows 1..: the children of `p` start at its first child's row minus one.
-        let starts = tree.child_starts();
         let runs = owner_runs(0..n, CHUNK, |p| if p == n { n - 1 } else { starts[p] as usize - 1 });
         let mut tasks: Vec<_> =
             runs.iter().map(|(parents, _)| parents.clone()).zip(split_runs(&mut sorted, &runs)).collect();
