@@ -388,11 +388,14 @@ fn fill_rows(s: &mut Scores, first: usize, offsets: &[usize], ctx: &PreparedQueu
         chunks.push((first + start..first + end, rows));
     }
     let run = |(range, out): &mut (std::ops::Range<usize>, RowsOut<'_>)| -> Vec<usize> {
+        // The association lookup is a cache miss per job: gathered first in a tight loop, the
+        // misses overlap instead of stalling the long per-row body one at a time.
+        let near: Vec<Single> = ctx.jobs.user[range.clone()].iter().map(|&u| ctx.assoc_of.single[u as usize]).collect();
         let mut unknown = Vec::new();
         let mut ordered: Vec<u32> = Vec::new();
         let mut r = 0;
-        for j in range.clone() {
-            if fill_job(ctx, j, out, &mut r, &mut ordered) {
+        for (j, near) in range.clone().zip(near) {
+            if fill_job(ctx, j, near, out, &mut r, &mut ordered) {
                 unknown.push(j);
             }
         }
@@ -404,8 +407,16 @@ fn fill_rows(s: &mut Scores, first: usize, offsets: &[usize], ctx: &PreparedQueu
 }
 
 /// Writes job `j`'s rows from row `*r` on: partitions by descending PriorityTier (stable), each
-/// times each QOS. Returns true when the job has no association in some partition.
-fn fill_job(ctx: &PreparedQueue<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut usize, ordered: &mut Vec<u32>) -> bool {
+/// times each QOS. `near` is the job user's entry of [`AssocIndex::single`]. Returns true when the
+/// job has no association in some partition.
+fn fill_job(
+    ctx: &PreparedQueue<'_>,
+    j: usize,
+    near: Single,
+    out: &mut RowsOut<'_>,
+    r: &mut usize,
+    ordered: &mut Vec<u32>,
+) -> bool {
     let jobs = ctx.jobs;
     let parts = jobs.partitions(j);
     let parts: &[u32] = if parts.len() == 1 {
@@ -420,7 +431,7 @@ fn fill_job(ctx: &PreparedQueue<'_>, j: usize, out: &mut RowsOut<'_>, r: &mut us
     let qs: &[u32] = if qs.is_empty() { &[NONE] } else { qs };
     let mut missing = false;
     for &p in parts {
-        let a = ctx.assoc_of.find(jobs.user[j], jobs.account[j], p, ctx.fs, &ctx.assoc_prio);
+        let a = ctx.assoc_of.find(near, jobs.user[j], jobs.account[j], p, ctx.fs, &ctx.assoc_prio);
         missing |= a.row == NONE;
         for &q in qs {
             write_row(ctx, j, p, q, a, out, *r);
@@ -653,8 +664,8 @@ impl AssocIndex {
     }
 
     /// The partition's own association, else the partition-less one, as slurmctld resolves it.
-    fn find(&self, user: u32, account: u32, partition: u32, fs: &[f64], prio: &[f64]) -> Resolved {
-        let s = self.single[user as usize];
+    /// `s` is `self.single[user]`, gathered by the caller.
+    fn find(&self, s: Single, user: u32, account: u32, partition: u32, fs: &[f64], prio: &[f64]) -> Resolved {
         if s.account == account {
             return Resolved { row: s.row, fs: s.fs, prio: s.prio };
         }
