@@ -11,9 +11,13 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Builder, RecordBatch, StringArray, StringBuilder,
+    UInt32Builder, UInt64Array, UInt64Builder,
+};
 use arrow::compute::{cast, concat};
 use arrow::datatypes::{DataType, UInt64Type};
+use arrow::error::ArrowError;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
@@ -43,8 +47,10 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
     let groups = metadata.metadata().row_groups();
     let first_row = first_rows(&metadata);
-    // Row groups are decoded across cores, each as one batch of its size; the first bad row in
-    // the file is the one reported.
+    // Row groups are decoded across cores, each as one batch of its size, a wave of one per core
+    // at a time appended to the columns: only one wave's decoded parts are alive beside them
+    // (joining all parts at the end held the file twice). The first bad row in the file is the
+    // one reported.
     let read_group = |g: usize| -> Result<[ArrayRef; 9]> {
         let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize)?;
         let mut parts = Vec::new();
@@ -56,10 +62,24 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
         }
         concat_columns(path, parts)
     };
-    let parts: Vec<[ArrayRef; 9]> =
-        (0..groups.len()).into_par_iter().map(read_group).collect::<Vec<_>>().into_iter().collect::<Result<_>>()?;
-    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] =
-        concat_columns(path, parts)?;
+    let wave = rayon::current_num_threads().max(1);
+    let mut columns: Option<[ColumnBuilder; 9]> = None;
+    for first in (0..groups.len()).step_by(wave) {
+        let parts: Vec<[ArrayRef; 9]> = (first..(first + wave).min(groups.len()))
+            .into_par_iter()
+            .map(read_group)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect::<Result<_>>()?;
+        let columns = columns.get_or_insert_with(|| ColumnBuilder::sized_for(&parts, rows as usize));
+        for part in parts {
+            columns.par_iter_mut().zip(part).try_for_each(|(c, a)| c.append(&a)).map_err(|e| Error::format(path, e))?;
+        }
+    }
+    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = match columns {
+        Some(columns) => columns.map(ColumnBuilder::finish),
+        None => CANONICAL_TYPES.clone().map(|t| arrow::array::new_empty_array(&t)),
+    };
     Ok(TreeColumns {
         source: path.to_path_buf(),
         id: id.as_primitive().clone(),
@@ -96,6 +116,56 @@ fn concat_columns(path: &Path, parts: Vec<[ArrayRef; 9]>) -> Result<[ArrayRef; 9
         })
         .collect::<Result<_>>()?;
     Ok(columns.try_into().expect("nine columns"))
+}
+
+/// A canonical column being assembled from the row groups' parts.
+enum ColumnBuilder {
+    UInt64(UInt64Builder),
+    UInt32(UInt32Builder),
+    Float64(Float64Builder),
+    Boolean(BooleanBuilder),
+    Utf8(StringBuilder),
+}
+
+impl ColumnBuilder {
+    /// Builders for `rows` rows of the canonical columns, string bytes estimated from the first
+    /// parts (a little over, so most files never regrow them).
+    fn sized_for(first: &[[ArrayRef; 9]], rows: usize) -> [ColumnBuilder; 9] {
+        let seen: usize = first.iter().map(|p| p[0].len()).sum();
+        std::array::from_fn(|i| match CANONICAL_TYPES[i] {
+            DataType::UInt64 => ColumnBuilder::UInt64(UInt64Builder::with_capacity(rows)),
+            DataType::UInt32 => ColumnBuilder::UInt32(UInt32Builder::with_capacity(rows)),
+            DataType::Float64 => ColumnBuilder::Float64(Float64Builder::with_capacity(rows)),
+            DataType::Boolean => ColumnBuilder::Boolean(BooleanBuilder::with_capacity(rows)),
+            _ => {
+                let bytes: usize = first.iter().map(|p| p[i].as_string::<i32>().values().len()).sum();
+                let estimate = (bytes as f64 / seen.max(1) as f64 * rows as f64 * 1.0625) as usize;
+                ColumnBuilder::Utf8(StringBuilder::with_capacity(rows, estimate))
+            }
+        })
+    }
+
+    /// Appends a part of this column's canonical type.
+    fn append(&mut self, part: &ArrayRef) -> std::result::Result<(), ArrowError> {
+        match self {
+            ColumnBuilder::UInt64(b) => b.append_array(part.as_primitive()),
+            ColumnBuilder::UInt32(b) => b.append_array(part.as_primitive()),
+            ColumnBuilder::Float64(b) => b.append_array(part.as_primitive()),
+            ColumnBuilder::Boolean(b) => b.append_array(part.as_boolean()),
+            ColumnBuilder::Utf8(b) => b.append_array(part.as_string())?,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            ColumnBuilder::UInt64(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::UInt32(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Float64(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Boolean(mut b) => Arc::new(b.finish()),
+            ColumnBuilder::Utf8(mut b) => Arc::new(b.finish()),
+        }
+    }
 }
 
 /// Types of the canonical columns, in [`TreeColumns`] order.

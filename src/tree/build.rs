@@ -348,15 +348,20 @@ impl AssocTree {
                 && usage[0] < 9_007_199_254_740_992.0;
 
         let indices = UInt32Array::from(order);
-        let sources: [&(dyn Array + Sync); 6] =
-            [&cols.id, &cols.account, &cols.user, &cols.partition, &cols.shares, &cols.priority];
-        let gathered: Vec<ArrayRef> =
-            sources.par_iter().map(|a| take(*a, &indices, None).expect("indices are rows of the input")).collect();
-        let [id, account, user, partition, raw_shares, priority] =
-            <[ArrayRef; 6]>::try_from(gathered).expect("one per source");
         let mut parent_shares: Vec<bool> =
             indices.values().iter().map(|&old| cols.parent_shares.value(old as usize)).collect();
         parent_shares[0] = false;
+        // Gathered into breadth-first order a string column and a number column at a time, each
+        // input freed as soon as it is gathered: the next gather reuses its memory, so the input
+        // and the tree are never both whole in memory.
+        let TreeColumns { id, account, user, partition, shares, priority, .. } = cols;
+        let gather_pair = |a: ArrayRef, b: ArrayRef| -> (ArrayRef, ArrayRef) {
+            let gather = |c: ArrayRef| take(&c, &indices, None).expect("indices are rows of the input");
+            rayon::join(|| gather(a), || gather(b))
+        };
+        let (account, id) = gather_pair(Arc::new(account), Arc::new(id));
+        let (user, raw_shares) = gather_pair(Arc::new(user), Arc::new(shares));
+        let (partition, priority) = gather_pair(Arc::new(partition), Arc::new(priority));
         Ok(AssocTree {
             id: downcast(id),
             parent: UInt32Array::from_iter((0..n).map(|i| (i > 0).then_some(parent[i]))),

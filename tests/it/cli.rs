@@ -4,8 +4,8 @@ use std::fs::File;
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{Float64Type, UInt32Type};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use super::usage::{read_parquet, regroup};
 use super::{fairshare, stdout_of, write_file};
 
 const TREE: &str = "id,parent_id,account,user,shares,usage\n\
@@ -93,18 +93,6 @@ fn formats_are_detected() {
     assert_eq!(out, "|\n|\nu1|1.000000\nu2|0.500000\n");
 }
 
-fn read_parquet(path: &std::path::Path) -> (RecordBatch, std::collections::HashMap<String, String>) {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-    let meta = builder
-        .metadata()
-        .file_metadata()
-        .key_value_metadata()
-        .map(|kv| kv.iter().map(|k| (k.key.clone(), k.value.clone().unwrap_or_default())).collect())
-        .unwrap_or_default();
-    let batches: Vec<RecordBatch> = builder.build().unwrap().map(|b| b.unwrap()).collect();
-    (arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap(), meta)
-}
-
 #[test]
 fn compute_writes_parquet_that_reads_back_as_a_tree() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,6 +176,62 @@ fn parquet_inputs_read_whatever_codec_wrote_them() {
         w.close().unwrap();
         let got = fairshare(["sshare", "--tree", path.to_str().unwrap(), "-l", "-P"]);
         assert_eq!(stdout_of(&got), expected, "{codec}");
+    }
+}
+
+/// A tree in many row groups reads as the same tree in one, whatever the thread count (the groups
+/// are decoded a wave of one per thread at a time and appended), and a bad row in a later group is
+/// reported with its row in the file.
+#[test]
+fn tree_parquet_of_many_row_groups_reads_as_one_group() {
+    use arrow::array::Float64Array;
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = Vec::new();
+    data_gen::write_assoc_csv(&mut csv, &data_gen::generate_tree(&data_gen::TreeSpec::new(300, 11))).unwrap();
+    let tree = write_file(dir.path(), "t.csv", std::str::from_utf8(&csv).unwrap());
+    let one = dir.path().join("one.parquet");
+    stdout_of(&fairshare(["compute", "--tree", tree.to_str().unwrap(), "--out", one.to_str().unwrap()]));
+    let many = dir.path().join("many.parquet");
+    regroup(&one, &many, 7);
+    let sshare = |path: &std::path::Path, threads: &str| {
+        fairshare(["sshare", "--tree", path.to_str().unwrap(), "-l", "-P", "--threads", threads])
+    };
+    let expected = stdout_of(&sshare(&one, "1"));
+    assert_eq!(expected.lines().count(), 301, "a header and every association");
+    for threads in ["1", "2", "3"] {
+        assert_eq!(stdout_of(&sshare(&many, threads)), expected, "{threads} threads");
+    }
+
+    // A null usage is caught as its group is decoded, a NaN once the columns are joined: both
+    // name row 250 of the file.
+    let (batch, _) = read_parquet(&one);
+    let usage = batch.column_by_name("raw_usage").unwrap().as_primitive::<Float64Type>();
+    for (name, bad_value) in [("null", None), ("nan", Some(f64::NAN))] {
+        let broken: Float64Array =
+            usage.iter().enumerate().map(|(i, u)| if i == 249 { bad_value } else { u }).collect();
+        let i = batch.schema().index_of("raw_usage").unwrap();
+        let mut columns = batch.columns().to_vec();
+        columns[i] = Arc::new(broken);
+        let mut fields: Vec<_> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields[i] = fields[i].clone().with_nullable(true);
+        let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+        let bad = dir.path().join("bad_one.parquet");
+        let mut w = parquet::arrow::ArrowWriter::try_new(File::create(&bad).unwrap(), schema.clone(), None).unwrap();
+        w.write(&RecordBatch::try_new(schema, columns).unwrap()).unwrap();
+        w.close().unwrap();
+        let bad_many = dir.path().join(format!("{name}.parquet"));
+        regroup(&bad, &bad_many, 7);
+        for threads in ["1", "2", "3"] {
+            let out = sshare(&bad_many, threads);
+            assert!(!out.status.success());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(&format!("{name}.parquet")) && err.contains("250"),
+                "{name}, {threads} threads: {err}"
+            );
+        }
     }
 }
 

@@ -302,7 +302,7 @@ fn usage_is_conserved_up_the_tree() {
 }
 
 /// Rewrites a Parquet file with row groups of at most `rows` rows.
-fn regroup(from: &Path, to: &Path, rows: usize) {
+pub(super) fn regroup(from: &Path, to: &Path, rows: usize) {
     let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(from).unwrap()).unwrap();
     let schema = builder.schema().clone();
     let props = WriterProperties::builder().set_max_row_group_row_count(Some(rows)).build();
