@@ -4,7 +4,7 @@
 //! process part-way (no message, no output). The readers estimate what an input needs from its
 //! size (or its Parquet row count) and stop early with an error instead. The estimates are the
 //! measured costs per row, rounded up (see the README's memory figures). [`tune_allocator`] sets
-//! how mimalloc, the binary's allocator, returns memory.
+//! how mimalloc, the binary's allocator, returns memory, and turns off transparent huge pages.
 
 use std::path::Path;
 
@@ -56,17 +56,38 @@ pub(crate) fn file_size(path: &Path) -> u64 {
 /// mimalloc's `mi_option_purge_delay` (mimalloc.h, v2 and v3).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// mimalloc's `mi_option_allow_thp` (mimalloc.h, v3).
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
+
 /// A batch job allocates column after column of the same sizes: keep freed memory for ten seconds
 /// before returning it to the kernel, which zeroes it again on the next first touch (on this
 /// project's VMs that zeroing was up to half of all cycles, and a one-second delay still returned
-/// 3 GB of a 10^7-job `score`). Long runs still give back what they stop using. Ordinary pages.
-/// `MIMALLOC_*` environment variables still override both. The binary and the benches call this
-/// first, so the benches measure what the binary does; without mimalloc as the global allocator it
-/// changes nothing.
+/// 3 GB of a 10^7-job `score`). Long runs still give back what they stop using.
+///
+/// Ordinary pages, and no transparent huge pages for the process (unless `MIMALLOC_ALLOW_THP` is
+/// set): the passes reuse their memory, so huge pages saved no measurable time there, while a
+/// fresh huge page costs far more to fault in than its small pages when the host has taken the
+/// memory back (a VM after a few idle seconds): a 10^7-association `compute` took 6.3-6.9 s with
+/// them and 3.9-5.1 s without, a 10^7-job `score` 5.4 s and 4.0-4.3 s.
+///
+/// `MIMALLOC_*` environment variables still override these defaults. The binary and the benches
+/// call this first, so the benches measure what the binary does; without mimalloc as the global
+/// allocator only the huge-page setting applies.
 pub fn tune_allocator() {
     // SAFETY: these calls only set defaults in mimalloc's option table.
     unsafe {
         libmimalloc_sys::mi_option_set_default(MI_OPTION_PURGE_DELAY, 10_000);
         libmimalloc_sys::mi_option_set_default(libmimalloc_sys::mi_option_large_os_pages, 0);
+    }
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+        // mimalloc reads this option when it starts, before `main`: what it already mapped keeps
+        // its huge-page advice, which the process-wide switch below overrides (as mimalloc itself
+        // does for `MIMALLOC_ALLOW_THP=0`).
+        // SAFETY: sets an option; `prctl(PR_SET_THP_DISABLE)` only changes this process's page
+        // policy, and its failure (an old kernel) leaves the default.
+        unsafe {
+            libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        }
     }
 }
