@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use super::{CHUNK, FairShare, Params, norm_usage, par_fill};
+use super::{CHUNK, FairShare, Params, norm_usage, par_column};
 use crate::tree::{AssocTree, FsGroups};
 
 /// DEPTH_OBLIVIOUS's fixed steepness (`f = 5.0` in the plugin).
@@ -22,8 +22,7 @@ pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params) -> Fa
     let users = groups.user_flags();
     let fs_parent = groups.fs_parents();
 
-    let mut chain = vec![0.0; n];
-    par_fill(&mut chain, |i| {
+    let chain = par_column(n, |i| {
         let mut sn = 1.0f64;
         let mut x = i;
         while x != 0 {
@@ -39,17 +38,15 @@ pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params) -> Fa
         }
         sn
     });
-    let mut norm_shares = vec![0.0; n];
-    par_fill(&mut norm_shares, |i| if i != 0 && parent_flags[i] { chain[fs_parent[i] as usize] } else { chain[i] });
+    let norm_shares =
+        par_column(n, |i| if i != 0 && parent_flags[i] { chain[fs_parent[i] as usize] } else { chain[i] });
 
     let norm_usage = norm_usage(tree);
     // DEPTH_OBLIVIOUS compares with the siblings' (non-`parent`) normalized usage.
     let sibling_usage: Vec<f64> = if params.depth_oblivious {
-        let mut v = vec![0.0; n];
-        par_fill(&mut v, |x| {
+        par_column(n, |x| {
             groups.group(x).iter().filter(|&&m| !parent_flags[m as usize]).map(|&m| norm_usage[m as usize]).sum()
-        });
-        v
+        })
     } else {
         Vec::new()
     };
@@ -87,8 +84,7 @@ pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params) -> Fa
     }
 
     let damp = f64::from(params.dampening.max(1));
-    let mut fs_factor = vec![f64::NAN; n];
-    par_fill(&mut fs_factor, |i| {
+    let fs_factor = par_column(n, |i| {
         if !users[i] {
             return f64::NAN;
         }

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
 use super::x87::{self, X87};
-use super::{CHUNK, FairShare, NO_VAL, Params, norm_usage_at, par_fill_rows};
+use super::{CHUNK, FairShare, NO_VAL, Params, norm_usage_at, par_column, par_fill_rows, par_unzip};
 use crate::tree::runs::{owner_runs, split_runs};
 use crate::tree::{AssocTree, FsGroups};
 
@@ -166,9 +166,9 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     // also go to `tied_at`, indexed by visit position.
     let users_below = groups.users_below();
     let n_users = tree.user_count();
-    let pos: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
-    let tied: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    let tied_at: Vec<AtomicBool> = (0..n_users).map(|_| AtomicBool::new(false)).collect();
+    let pos: Vec<AtomicU32> = par_column(n, |_| AtomicU32::new(0));
+    let tied: Vec<AtomicBool> = par_column(n, |_| AtomicBool::new(false));
+    let tied_at: Vec<AtomicBool> = par_column(n_users, |_| AtomicBool::new(false));
     let place = |x: usize| {
         let (a, b) = (offsets[x] as usize, offsets[x + 1] as usize);
         let mut p = pos[x].load(Relaxed);
@@ -205,15 +205,13 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
         }
         *r = current;
     }
-    let mut rank = vec![0u32; n];
-    let mut fs_factor = vec![0.0; n];
-    rank.par_iter_mut().zip(&mut fs_factor).enumerate().with_min_len(CHUNK).for_each(|(i, (r, f))| {
-        *f = if users[i] {
-            *r = run_rank[pos[i].load(Relaxed) as usize];
-            f64::from(*r) / n_users as f64
+    let (rank, fs_factor): (Vec<u32>, Vec<f64>) = par_unzip(n, |i| {
+        if users[i] {
+            let r = run_rank[pos[i].load(Relaxed) as usize];
+            (r, f64::from(r) / n_users as f64)
         } else {
-            f64::NAN
-        };
+            (0, f64::NAN)
+        }
     });
     FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank, fs_factor }
 }

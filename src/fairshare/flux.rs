@@ -14,7 +14,7 @@
 
 use rayon::prelude::*;
 
-use super::{CHUNK, FairShare, Params, norm_usage_at, par_fill, par_fill_rows};
+use super::{CHUNK, FairShare, Params, norm_usage_at, par_column, par_fill_rows};
 use crate::error::{Error, Result};
 use crate::tree::AssocTree;
 use crate::tree::runs::{owner_runs, split_runs};
@@ -45,8 +45,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
 
     // Per-parent sibling sums, in child order, as flux-accounting accumulates them.
     let (starts, counts) = (tree.child_starts(), tree.child_counts());
-    let mut sums = vec![(0u64, 0.0f64); n];
-    par_fill(&mut sums, |p| {
+    let sums = par_column(n, |p| {
         let kids = starts[p] as usize..(starts[p] + counts[p]) as usize;
         let s = shares[kids.clone()].iter().fold(0u64, |acc, &c| acc.wrapping_add(c));
         let u = if params.flux_exact_sums {
@@ -113,8 +112,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
 
     let n_users = tree.user_count();
     let ranks = rank_users(tree, &sorted, n_users);
-    let mut fs_factor = vec![0.0; n];
-    par_fill_rows([&mut fs_factor], |i| [if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN }]);
+    let fs_factor = par_column(n, |i| if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN });
     Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
 }
 
