@@ -19,7 +19,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
@@ -209,8 +209,15 @@ impl ParquetSink {
         // A dictionary makes few-valued numbers (weighted factors, depths) smaller and faster to
         // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
         for (field, column) in schema.fields().iter().zip(first.columns()) {
+            let path = || ColumnPath::from(field.name().as_str());
             if mostly_distinct(column.as_ref()) {
-                props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+                props = props.set_column_dictionary_enabled(path(), false);
+            }
+            // Names repeated row after row (users, accounts, partitions of jobs) in no order: each
+            // row group's min and max would span nearly every name, so they could prune nothing,
+            // and comparing every value for them was a tenth of a 10^7-job `score`.
+            if matches!(field.data_type(), DataType::Dictionary(..)) {
+                props = props.set_column_statistics_enabled(path(), EnabledStatistics::None);
             }
         }
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
@@ -340,5 +347,25 @@ mod tests {
         let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
         assert_eq!((0..4).map(dictionary).collect::<Vec<_>>(), [true, false, true, false]);
         assert!(mostly_distinct(batch.column(1).as_ref()) && !mostly_distinct(batch.column(0).as_ref()));
+    }
+
+    #[test]
+    fn name_columns_carry_no_min_max_and_the_others_do() {
+        let n = 1000u32;
+        let names = StringArray::from(vec!["physics", "chem", "bio"]);
+        let keys = UInt32Array::from_iter_values((0..n).map(|i| i % 3));
+        let batch = RecordBatch::try_from_iter([
+            ("account", Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(names)).unwrap()) as ArrayRef),
+            ("factor", Arc::new(Float64Array::from_iter_values((0..n).map(|i| f64::from(i % 7)))) as ArrayRef),
+            ("user", Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("u{i}")))) as ArrayRef),
+        ])
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_parquet(&path, &batch, Vec::new()).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        let has_min_max = |c: usize| group.column(c).statistics().is_some_and(|s| s.min_bytes_opt().is_some());
+        assert_eq!((0..3).map(has_min_max).collect::<Vec<_>>(), [false, true, true]);
     }
 }
