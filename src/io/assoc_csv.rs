@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::text::{parse_shares, parse_usage, split_csv};
+use super::text::{parse_shares, parse_usage, split_csv, strip_zero_fraction};
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeInput};
 
@@ -41,13 +41,16 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         if f.len() != names.len() {
             return Err(err(format!("expected {} fields, found {}", names.len(), f.len())));
         }
-        let id = f[c_id]
-            .trim()
+        let id = strip_zero_fraction(f[c_id].trim())
             .parse::<u64>()
             .map_err(|_| err(format!("id {:?} is not a non-negative integer", f[c_id])))?;
         let parent_id = match f[c_parent].trim() {
             "" => None,
-            p => Some(p.parse::<u64>().map_err(|_| err(format!("parent_id {p:?} is not a non-negative integer")))?),
+            p => Some(
+                strip_zero_fraction(p)
+                    .parse::<u64>()
+                    .map_err(|_| err(format!("parent_id {p:?} is not a non-negative integer")))?,
+            ),
         };
         let text_opt = |c: Option<usize>| c.map(|c| f[c].trim().to_string()).filter(|s| !s.is_empty());
         let account = f[c_account].trim().to_string();
@@ -56,9 +59,11 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         }
         let priority = match text_opt(c_priority) {
             None => None,
-            Some(p) => {
-                Some(p.parse::<u32>().map_err(|_| err(format!("priority {p:?} is not a 32-bit unsigned integer")))?)
-            }
+            Some(p) => Some(
+                strip_zero_fraction(&p)
+                    .parse::<u32>()
+                    .map_err(|_| err(format!("priority {p:?} is not a 32-bit unsigned integer")))?,
+            ),
         };
         records.push(AssocRecord {
             id,

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::text::{parse_usage, split_csv};
+use super::text::{parse_usage, split_csv, strip_zero_fraction};
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 
@@ -34,8 +34,9 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             f[0].trim().parse::<usize>().map_err(|_| err(format!("level {:?} is not a non-negative integer", f[0])))?;
         let bank = f[1].trim().to_string();
         let is_bank = f[2].trim() == NO_USER;
-        let shares =
-            f[3].trim().parse::<u64>().map_err(|_| err(format!("shares {:?} is not a non-negative integer", f[3])))?;
+        let shares = strip_zero_fraction(f[3].trim())
+            .parse::<u64>()
+            .map_err(|_| err(format!("shares {:?} is not a non-negative integer", f[3])))?;
         let usage = parse_usage(&f[4]).map_err(err)?;
         if level > open.len() || (level == 0 && (!records.is_empty() || !is_bank)) || (level > 0 && open.is_empty()) {
             return Err(err(format!(

@@ -14,6 +14,16 @@ pub(crate) fn read_to_string(path: &Path) -> Result<String> {
     })
 }
 
+/// `t` without a zero fraction (`64.0`, `64.`): pandas writes an integer column that has a missing
+/// value as floats, so a CSV edited in a dataframe holds integers that way. Anything else is
+/// returned as is, for the caller's integer parse to accept or reject.
+pub(crate) fn strip_zero_fraction(t: &str) -> &str {
+    match t.split_once('.') {
+        Some((whole, fraction)) if !whole.is_empty() && fraction.bytes().all(|b| b == b'0') => whole,
+        _ => t,
+    }
+}
+
 /// Splits one CSV line into `out`, borrowing unless a field has escaped quotes (`""`).
 ///
 /// # Errors
@@ -84,8 +94,9 @@ pub(crate) fn parse_shares(text: &str) -> Result<crate::tree::Shares, String> {
     if t.eq_ignore_ascii_case("parent") {
         return Ok(crate::tree::Shares::Parent);
     }
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return match t.parse::<u64>() {
+    let whole = strip_zero_fraction(t);
+    if !whole.is_empty() && whole.bytes().all(|b| b.is_ascii_digit()) {
+        return match whole.parse::<u64>() {
             Ok(v) if v <= MAX_SHARES => Ok(crate::tree::Shares::Value(v)),
             _ => Err(format!("shares {t} is too large: expected a whole number in 0..={MAX_SHARES} or `parent`")),
         };
@@ -108,6 +119,18 @@ pub(crate) fn parse_usage(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_written_as_floats_read_as_integers() {
+        for (text, stripped) in [("64.0", "64"), ("64.", "64"), ("64.000", "64"), ("64", "64"), ("64.5", "64.5")] {
+            assert_eq!(strip_zero_fraction(text), stripped);
+        }
+        for text in [".0", "1.0.0", "1e3", ""] {
+            assert_eq!(strip_zero_fraction(text), text, "{text:?} is left for the parse to reject");
+        }
+        assert_eq!(parse_shares("10.0"), Ok(crate::tree::Shares::Value(10)));
+        assert!(parse_shares("10.5").is_err());
+    }
 
     #[test]
     fn fields_borrow_and_unquote() {

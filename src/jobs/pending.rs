@@ -26,6 +26,7 @@ use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
 use crate::io::row_groups::{first_rows, group_reader};
+use crate::io::text::strip_zero_fraction;
 use crate::io::text::{recycle, split_fields};
 
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
@@ -901,9 +902,9 @@ impl Columns {
                 Cell::Null | Cell::Ids(_) | Cell::Tres(_) => return Ok(default),
                 Cell::Int(v) => v,
                 Cell::Text(t) if t.trim().is_empty() => return Ok(default),
-                Cell::Text(t) => {
-                    t.trim().parse::<i64>().map_err(|_| format!("{what} {:?} is not an integer", t.trim()))?
-                }
+                Cell::Text(t) => strip_zero_fraction(t.trim())
+                    .parse::<i64>()
+                    .map_err(|_| format!("{what} {:?} is not an integer", t.trim()))?,
             };
             if range.contains(&v) { Ok(v) } else { Err(format!("{what} {v} is not in {range:?}")) }
         };
@@ -920,7 +921,7 @@ impl Columns {
         let time_limit = match cell(self.time_limit) {
             Cell::Int(m) => u32::try_from(m).map_err(|_| format!("time_limit {m} is not a number of minutes"))?,
             Cell::Text(t) if !t.trim().is_empty() => {
-                match parse_time(t.trim()).map_err(|m| format!("time_limit: {m}"))? {
+                match parse_time(strip_zero_fraction(t.trim())).map_err(|m| format!("time_limit: {m}"))? {
                     TimeLimit::Unlimited => NO_VAL,
                     TimeLimit::Minutes(m) => m,
                 }

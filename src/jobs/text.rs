@@ -41,7 +41,7 @@ pub fn whole_numbers(f: &arrow::array::Float64Array) -> Result<arrow::array::Int
 /// ```
 pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     let t = text.trim();
-    if let Ok(v) = t.parse::<i64>() {
+    if let Ok(v) = crate::io::text::strip_zero_fraction(t).parse::<i64>() {
         return Ok(v);
     }
     let bad = || format!("time {t:?} is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS");

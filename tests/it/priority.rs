@@ -246,6 +246,24 @@ fn multi_partition_rows_clamps_and_unknown_associations() {
     assert_eq!(of(13)[0].1["prio_fairshare"], 0.0);
 }
 
+/// A queue saved from pandas (integer columns with a missing value become floats: `4.0`) scores as
+/// the integer one; a real fraction is an error naming the line.
+#[test]
+fn integers_written_as_floats_read_as_integers() {
+    let job = "1,alice,acct,a,high,0,43200,1,4,30,0,0,cpu=4\n";
+    let floats = "1,alice,acct,a,high,0.0,43200.0,1.0,4.0,30.0,0.0,0.0,cpu=4\n";
+    // SMALL_RELATIVE_TO_TIME, so the time limit counts too.
+    let flags = "NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME";
+    let (a, b) = (hand(flags, "", job), hand(flags, "", floats));
+    assert_eq!(a.len(), 1);
+    assert_eq!((a[0].0, a[0].2), (b[0].0, b[0].2));
+    assert_eq!(a[0].1, b[0].1);
+    let site = HandSite::new("NO_FAIR_TREE", "");
+    let out = site.run("sprio", "p.csv", &format!("{HEAD}1,alice,acct,a,high,0,43200,1,4.5,30,0,0,cpu=4\n"), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("p.csv:2") && err.contains("4.5"), "{err}");
+}
+
 #[test]
 fn unknown_partition_is_an_error_naming_the_line() {
     let site = HandSite::new("NO_FAIR_TREE", "");
