@@ -164,6 +164,10 @@ struct RunAssocs {
 }
 
 fn read_batch(path: &Path) -> Result<RecordBatch> {
+    fairshare::io::guarded_parquet(path, || read_batch_unguarded(path))
+}
+
+fn read_batch_unguarded(path: &Path) -> Result<RecordBatch> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| Error::format(path, e))?

@@ -14,6 +14,7 @@ pub mod flux_csv;
 pub mod flux_db;
 pub mod parquet_tree;
 pub(crate) mod row_groups;
+pub use row_groups::{guarded as guarded_parquet, is_guarded_reader_panic};
 pub mod sacctmgr_dump;
 pub mod sshare_dump;
 pub(crate) mod text;

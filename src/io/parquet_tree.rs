@@ -22,7 +22,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
 
-use super::row_groups::{first_rows, group_reader};
+use super::row_groups::{first_rows, group_reader, guarded};
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
 use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeColumns, TreeInput, records_batch};
@@ -41,59 +41,66 @@ pub fn read(path: &Path) -> Result<TreeInput> {
 /// # Errors
 /// Not Parquet, a missing column, or a null where a value is required, with its row (1-based).
 pub fn read_columns(path: &Path) -> Result<TreeColumns> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
-    let rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
-    crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
-    let groups = metadata.metadata().row_groups();
-    let first_row = first_rows(&metadata);
-    // Row groups are decoded across cores, each as one batch of its size, a wave of one per core
-    // at a time appended to the columns: only one wave's decoded parts are alive beside them
-    // (joining all parts at the end held the file twice). The first bad row in the file is the
-    // one reported.
-    let read_group = |g: usize| -> Result<[ArrayRef; 9]> {
-        let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize)?;
-        let mut parts = Vec::new();
-        let mut row = first_row[g];
-        for batch in reader {
-            let batch = batch.map_err(|e| Error::format(path, e))?;
-            parts.push(canonical_columns(path, &batch, row)?);
-            row += batch.num_rows() as u64;
+    guarded(path, || {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let metadata =
+            ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
+        let rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
+        crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
+        let groups = metadata.metadata().row_groups();
+        let first_row = first_rows(&metadata);
+        // Row groups are decoded across cores, each as one batch of its size, a wave of one per core
+        // at a time appended to the columns: only one wave's decoded parts are alive beside them
+        // (joining all parts at the end held the file twice). The first bad row in the file is the
+        // one reported.
+        let read_group = |g: usize| -> Result<[ArrayRef; 9]> {
+            let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize)?;
+            let mut parts = Vec::new();
+            let mut row = first_row[g];
+            for batch in reader {
+                let batch = batch.map_err(|e| Error::format(path, e))?;
+                parts.push(canonical_columns(path, &batch, row)?);
+                row += batch.num_rows() as u64;
+            }
+            concat_columns(path, parts)
+        };
+        let wave = rayon::current_num_threads().max(1);
+        let mut columns: Option<[ColumnBuilder; 9]> = None;
+        for first in (0..groups.len()).step_by(wave) {
+            let parts: Vec<[ArrayRef; 9]> = (first..(first + wave).min(groups.len()))
+                .into_par_iter()
+                .map(read_group)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .collect::<Result<_>>()?;
+            let columns = columns.get_or_insert_with(|| ColumnBuilder::sized_for(&parts, rows as usize));
+            for part in parts {
+                columns
+                    .par_iter_mut()
+                    .zip(part)
+                    .try_for_each(|(c, a)| c.append(&a))
+                    .map_err(|e| Error::format(path, e))?;
+            }
         }
-        concat_columns(path, parts)
-    };
-    let wave = rayon::current_num_threads().max(1);
-    let mut columns: Option<[ColumnBuilder; 9]> = None;
-    for first in (0..groups.len()).step_by(wave) {
-        let parts: Vec<[ArrayRef; 9]> = (first..(first + wave).min(groups.len()))
-            .into_par_iter()
-            .map(read_group)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .collect::<Result<_>>()?;
-        let columns = columns.get_or_insert_with(|| ColumnBuilder::sized_for(&parts, rows as usize));
-        for part in parts {
-            columns.par_iter_mut().zip(part).try_for_each(|(c, a)| c.append(&a)).map_err(|e| Error::format(path, e))?;
-        }
-    }
-    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = match columns {
-        Some(columns) => columns.map(ColumnBuilder::finish),
-        None => CANONICAL_TYPES.clone().map(|t| arrow::array::new_empty_array(&t)),
-    };
-    Ok(TreeColumns {
-        source: path.to_path_buf(),
-        id: id.as_primitive().clone(),
-        parent_id: parent_id.as_primitive().clone(),
-        account: account.as_string().clone(),
-        user: user.as_string().clone(),
-        partition: partition.as_string().clone(),
-        shares: shares.as_primitive().clone(),
-        parent_shares: parent_shares.as_boolean().clone(),
-        usage: usage.as_primitive().clone(),
-        priority: priority.as_primitive().clone(),
-        lines: None,
-        sibling_order: SiblingOrder::Lineage,
-        account_usage: AccountUsage::SumOfUsers,
+        let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = match columns {
+            Some(columns) => columns.map(ColumnBuilder::finish),
+            None => CANONICAL_TYPES.clone().map(|t| arrow::array::new_empty_array(&t)),
+        };
+        Ok(TreeColumns {
+            source: path.to_path_buf(),
+            id: id.as_primitive().clone(),
+            parent_id: parent_id.as_primitive().clone(),
+            account: account.as_string().clone(),
+            user: user.as_string().clone(),
+            partition: partition.as_string().clone(),
+            shares: shares.as_primitive().clone(),
+            parent_shares: parent_shares.as_boolean().clone(),
+            usage: usage.as_primitive().clone(),
+            priority: priority.as_primitive().clone(),
+            lines: None,
+            sibling_order: SiblingOrder::Lineage,
+            account_usage: AccountUsage::SumOfUsers,
+        })
     })
 }
 

@@ -25,7 +25,7 @@ use super::text::{Interner, parse_timestamp, whole_numbers};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
-use crate::io::row_groups::{first_rows, group_reader};
+use crate::io::row_groups::{first_rows, group_reader, guarded};
 use crate::io::text::strip_zero_fraction;
 use crate::io::text::{recycle, split_fields};
 
@@ -613,6 +613,10 @@ impl ParquetWaves {
     /// # Errors
     /// An unreadable file or one that is not Parquet.
     pub fn open(path: &Path, keep: &[Tres]) -> Result<Self> {
+        guarded(path, || Self::open_unguarded(path, keep))
+    }
+
+    fn open_unguarded(path: &Path, keep: &[Tres]) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
         // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
@@ -676,6 +680,10 @@ impl ParquetWaves {
     }
 
     fn read_group(&self, g: usize) -> Result<PendingJobs> {
+        guarded(&self.path, || self.read_group_unguarded(g))
+    }
+
+    fn read_group_unguarded(&self, g: usize) -> Result<PendingJobs> {
         let path = &self.path;
         let mut chunk =
             PendingJobs { format: PendingFormat::Parquet, ..PendingJobs::empty(path.clone(), self.tres.clone()) };

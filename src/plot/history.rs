@@ -140,56 +140,58 @@ fn column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result
 }
 
 fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-    let algorithm = builder
-        .metadata()
-        .file_metadata()
-        .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == "fairshare.algorithm"))
-        .and_then(|k| k.value.clone());
-    let wanted = ["at", "id", "parent_id", "account", "user", "partition", metric.column()];
-    // Only the columns drawn from: a history of a large tree is mostly other columns.
-    let mask = ProjectionMask::columns(builder.parquet_schema(), wanted.iter().copied());
-    let reader = builder.with_projection(mask).build().map_err(|e| Error::format(path, e))?;
-    let mut s = Snapshot {
-        at: i64::MIN,
-        algorithm,
-        id: Vec::new(),
-        parent: Vec::new(),
-        account: Vec::new(),
-        user: Vec::new(),
-        partition: Vec::new(),
-        value: Vec::new(),
-    };
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::format(path, e))?;
-        let at = column(path, &batch, "at", &DataType::Int64)?;
-        let at = at.as_primitive::<Int64Type>();
-        if s.at == i64::MIN && !at.is_empty() {
-            s.at = at.value(0);
-        }
-        let id = column(path, &batch, "id", &DataType::UInt64)?;
-        s.id.extend(id.as_primitive::<UInt64Type>().values().iter().copied());
-        let parent = column(path, &batch, "parent_id", &DataType::UInt64)?;
-        s.parent.extend(parent.as_primitive::<UInt64Type>().iter());
-        let text = |name: &str| -> Result<Vec<Option<String>>> {
-            let a = column(path, &batch, name, &DataType::Utf8)?;
-            Ok(a.as_string::<i32>().iter().map(|v| v.filter(|s| !s.is_empty()).map(str::to_string)).collect())
+    crate::io::row_groups::guarded(path, || {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
+        let algorithm = builder
+            .metadata()
+            .file_metadata()
+            .key_value_metadata()
+            .and_then(|kv| kv.iter().find(|k| k.key == "fairshare.algorithm"))
+            .and_then(|k| k.value.clone());
+        let wanted = ["at", "id", "parent_id", "account", "user", "partition", metric.column()];
+        // Only the columns drawn from: a history of a large tree is mostly other columns.
+        let mask = ProjectionMask::columns(builder.parquet_schema(), wanted.iter().copied());
+        let reader = builder.with_projection(mask).build().map_err(|e| Error::format(path, e))?;
+        let mut s = Snapshot {
+            at: i64::MIN,
+            algorithm,
+            id: Vec::new(),
+            parent: Vec::new(),
+            account: Vec::new(),
+            user: Vec::new(),
+            partition: Vec::new(),
+            value: Vec::new(),
         };
-        s.account.extend(text("account")?.into_iter().map(Option::unwrap_or_default));
-        s.user.extend(text("user")?);
-        s.partition.extend(match batch.column_by_name("partition") {
-            Some(_) => text("partition")?,
-            None => vec![None; batch.num_rows()],
-        });
-        let v = column(path, &batch, metric.column(), &DataType::Float64)?;
-        s.value.extend(v.as_primitive::<Float64Type>().iter().map(|x| x.unwrap_or(f64::NAN)));
-    }
-    if s.at == i64::MIN {
-        return Err(Error::input(path, None, "no rows"));
-    }
-    Ok(s)
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::format(path, e))?;
+            let at = column(path, &batch, "at", &DataType::Int64)?;
+            let at = at.as_primitive::<Int64Type>();
+            if s.at == i64::MIN && !at.is_empty() {
+                s.at = at.value(0);
+            }
+            let id = column(path, &batch, "id", &DataType::UInt64)?;
+            s.id.extend(id.as_primitive::<UInt64Type>().values().iter().copied());
+            let parent = column(path, &batch, "parent_id", &DataType::UInt64)?;
+            s.parent.extend(parent.as_primitive::<UInt64Type>().iter());
+            let text = |name: &str| -> Result<Vec<Option<String>>> {
+                let a = column(path, &batch, name, &DataType::Utf8)?;
+                Ok(a.as_string::<i32>().iter().map(|v| v.filter(|s| !s.is_empty()).map(str::to_string)).collect())
+            };
+            s.account.extend(text("account")?.into_iter().map(Option::unwrap_or_default));
+            s.user.extend(text("user")?);
+            s.partition.extend(match batch.column_by_name("partition") {
+                Some(_) => text("partition")?,
+                None => vec![None; batch.num_rows()],
+            });
+            let v = column(path, &batch, metric.column(), &DataType::Float64)?;
+            s.value.extend(v.as_primitive::<Float64Type>().iter().map(|x| x.unwrap_or(f64::NAN)));
+        }
+        if s.at == i64::MIN {
+            return Err(Error::input(path, None, "no rows"));
+        }
+        Ok(s)
+    })
 }
 
 /// What a name asks for.

@@ -19,7 +19,7 @@ use parquet::arrow::arrow_reader::{
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::io::row_groups::{first_rows, group_reader};
+use crate::io::row_groups::{first_rows, group_reader, guarded};
 use crate::io::text::{recycle, split_fields};
 
 use super::lines::{LineParser, read_header, read_lines};
@@ -287,10 +287,12 @@ fn times(a: &ArrayRef) -> std::result::Result<Int64Array, (Option<usize>, String
 /// Not Parquet, a missing column, a column of the wrong type, or a null job id where a value is
 /// required, naming the row (1-based).
 pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-    let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| Error::format(path, e))?;
-    read_batches(path, reader, 0, sink)
+    guarded(path, || {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
+        let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| Error::format(path, e))?;
+        read_batches(path, reader, 0, sink)
+    })
 }
 
 const BATCH_ROWS: usize = 64 * 1024;
@@ -301,30 +303,32 @@ const BATCH_ROWS: usize = 64 * 1024;
 /// # Errors
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
 pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result<UsageCharger<'c, 'a>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    // Names as plain strings: rebuilding the writer's Arrow dictionaries (its schema hint) would
-    // intern every value of a column whose Parquet pages fell back to plain encoding.
-    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-    let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
-    let groups = meta.metadata().row_groups();
-    let first_rows = first_rows(&meta);
-    let charge_group = |g: usize| -> Result<UsageCharger<'c, 'a>> {
-        let reader = group_reader(path, &meta, g, BATCH_ROWS)?;
-        let mut charger = ctx.charger();
-        read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))?;
-        Ok(charger)
-    };
-    let mut total = ctx.charger();
-    let wave = rayon::current_num_threads().max(1);
-    for start in (0..groups.len()).step_by(wave) {
-        let end = (start + wave).min(groups.len());
-        let done: Vec<Result<UsageCharger<'c, 'a>>> = (start..end).into_par_iter().map(charge_group).collect();
-        for worker in done {
-            total.absorb(worker?);
+    guarded(path, || {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        // Names as plain strings: rebuilding the writer's Arrow dictionaries (its schema hint) would
+        // intern every value of a column whose Parquet pages fell back to plain encoding.
+        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+        let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
+        let groups = meta.metadata().row_groups();
+        let first_rows = first_rows(&meta);
+        let charge_group = |g: usize| -> Result<UsageCharger<'c, 'a>> {
+            let reader = group_reader(path, &meta, g, BATCH_ROWS)?;
+            let mut charger = ctx.charger();
+            read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))?;
+            Ok(charger)
+        };
+        let mut total = ctx.charger();
+        let wave = rayon::current_num_threads().max(1);
+        for start in (0..groups.len()).step_by(wave) {
+            let end = (start + wave).min(groups.len());
+            let done: Vec<Result<UsageCharger<'c, 'a>>> = (start..end).into_par_iter().map(charge_group).collect();
+            for worker in done {
+                total.absorb(worker?);
+            }
+            ctx.report_progress(end as u64, groups.len() as u64);
         }
-        ctx.report_progress(end as u64, groups.len() as u64);
-    }
-    Ok(total)
+        Ok(total)
+    })
 }
 
 /// Feeds the rows of `reader` to `sink`; `first_row` is the number of rows before them in the file.

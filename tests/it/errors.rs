@@ -97,3 +97,16 @@ fn unknown_sshare_field_is_an_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("Invalid field requested: \"Bogus\""), "{err}");
 }
+
+/// A Parquet file whose footer gives a column chunk a negative offset (found by fuzzing): the
+/// Parquet reader asserts on it, which must come out as an error naming the file, not a panic.
+#[test]
+fn damaged_parquet_is_an_error_not_a_panic() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damaged_negative_offset.parquet");
+    let out = fairshare(["sshare", "--tree-format", "parquet", "--tree", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("damaged_negative_offset.parquet") && err.contains("Parquet reader failed"), "{err}");
+    assert!(out.stdout.is_empty());
+}
