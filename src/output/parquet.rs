@@ -329,6 +329,15 @@ mod tests {
     use parquet::basic::Encoding;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
+    /// The metadata of the first row group of `batch` written by [`write_parquet`].
+    fn first_row_group(batch: &RecordBatch) -> parquet::file::metadata::RowGroupMetaData {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_parquet(&path, batch, Vec::new()).unwrap();
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        reader.metadata().row_group(0).clone()
+    }
+
     #[test]
     fn few_valued_numbers_get_a_dictionary_and_distinct_ones_do_not() {
         let n = 10_000;
@@ -339,11 +348,7 @@ mod tests {
             ("id", Arc::new(UInt64Array::from_iter_values((0..n).map(u64::from))) as ArrayRef),
         ])
         .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        write_parquet(&path, &batch, Vec::new()).unwrap();
-        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
-        let group = reader.metadata().row_group(0);
+        let group = first_row_group(&batch);
         let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
         assert_eq!((0..4).map(dictionary).collect::<Vec<_>>(), [true, false, true, false]);
         assert!(mostly_distinct(batch.column(1).as_ref()) && !mostly_distinct(batch.column(0).as_ref()));
@@ -360,11 +365,7 @@ mod tests {
             ("user", Arc::new(StringArray::from_iter_values((0..n).map(|i| format!("u{i}")))) as ArrayRef),
         ])
         .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        write_parquet(&path, &batch, Vec::new()).unwrap();
-        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
-        let group = reader.metadata().row_group(0);
+        let group = first_row_group(&batch);
         let has_min_max = |c: usize| group.column(c).statistics().is_some_and(|s| s.min_bytes_opt().is_some());
         assert_eq!((0..3).map(has_min_max).collect::<Vec<_>>(), [false, true, true]);
     }
