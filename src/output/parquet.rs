@@ -181,7 +181,7 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) 
 
 /// A Parquet file written batch by batch, atomically: nothing is at `path` until [`Self::finish`].
 ///
-/// Each batch is cut into row groups of at most [`ROW_GROUP_ROWS`] rows, encoded and compressed
+/// Each batch is cut into row groups of at most 2^20 rows, encoded and compressed
 /// column by column across rayon, a few row groups at a time, and appended in order. Each column
 /// chunk is encoded on its own, so the bytes depend on the rows and their batches, never on the
 /// thread count.

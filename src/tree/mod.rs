@@ -144,7 +144,7 @@ impl AssocTree {
     /// Validates `input` and lays it out breadth-first.
     ///
     /// # Errors
-    /// An [`Error::Input`] naming the file and line for: no root or two roots, an unknown parent,
+    /// An [`Error::Input`](crate::Error::Input) naming the file and line for: no root or two roots, an unknown parent,
     /// a user with children, a cycle, a duplicate id or association, a user whose account differs from
     /// its parent account, or usage that is negative or not a number.
     ///
