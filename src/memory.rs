@@ -83,10 +83,12 @@ pub fn tune_allocator() {
         // mimalloc reads this option when it starts, before `main`: what it already mapped keeps
         // its huge-page advice, which the process-wide switch below overrides (as mimalloc itself
         // does for `MIMALLOC_ALLOW_THP=0`).
-        // SAFETY: sets an option; `prctl(PR_SET_THP_DISABLE)` only changes this process's page
-        // policy, and its failure (an old kernel) leaves the default.
+        // SAFETY: sets an option in mimalloc's table.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0) };
+        // SAFETY: `prctl(PR_SET_THP_DISABLE)` only changes this process's page policy; its failure
+        // (an old kernel) leaves the default.
+        #[cfg(target_os = "linux")]
         unsafe {
-            libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
             libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
         }
     }
