@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use arrow::array::{Array, RecordBatch, RecordBatchReader};
+use arrow::array::{Array, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema, to_ffi};
@@ -166,16 +166,7 @@ pub fn jobs_frame(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
 /// # Ok::<(), fairshare::Error>(())
 /// ```
 pub fn parquet_frame(path: &Path) -> Result<DataFrame> {
-    crate::io::row_groups::guarded(path, || {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|b| b.build())
-            .map_err(|e| Error::format(path, e))?;
-        let schema = reader.schema();
-        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::format(path, e))?;
-        let batch = arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))?;
-        to_dataframe(&batch)
-    })
+    to_dataframe(&crate::io::read_parquet_whole(path)?)
 }
 
 #[cfg(test)]

@@ -164,19 +164,11 @@ struct RunAssocs {
 }
 
 fn read_batch(path: &Path) -> Result<RecordBatch> {
-    fairshare::io::guarded_parquet(path, || read_batch_unguarded(path))
-}
-
-fn read_batch_unguarded(path: &Path) -> Result<RecordBatch> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| Error::format(path, e))?
-        .build()
-        .map_err(|e| Error::format(path, e))?;
-    let batches: Vec<RecordBatch> =
-        reader.collect::<std::result::Result<_, _>>().map_err(|e| Error::format(path, e))?;
-    let schema = batches.first().map(|b| b.schema()).ok_or_else(|| Error::input(path, None, "no rows"))?;
-    arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))
+    let batch = fairshare::io::read_parquet_whole(path)?;
+    if batch.num_rows() == 0 {
+        return Err(Error::input(path, None, "no rows"));
+    }
+    Ok(batch)
 }
 
 fn column(batch: &RecordBatch, path: &Path, name: &str, ty: DataType) -> Result<ArrayRef> {

@@ -168,9 +168,15 @@ fn sort_siblings(rows: &mut [Sibling]) {
         rows.windows(2).all(|w| !is_equal(w[0].weight, w[1].weight) || (w[0].weight == w[1].weight && w[1].user))
     };
     if !strict {
-        rows.sort_unstable_by_key(|s| s.row);
-        sort_weighted(rows);
+        sort_from_tree_order(rows);
     }
+}
+
+/// Puts `rows` back in tree order and sorts them as flux-accounting does: with a comparator that
+/// is not a strict weak order, where equal members end up depends on where they started.
+fn sort_from_tree_order(rows: &mut [Sibling]) {
+    rows.sort_unstable_by_key(|s| s.row);
+    sort_weighted(rows);
 }
 
 /// A bank whose subtree the sequential [`Walk`] ranks, in [`rank_users`]'s positions.
@@ -302,8 +308,7 @@ impl<'a> Walk<'a, '_> {
     /// [`sort_siblings`] may have ordered members of equal weight differently.
     fn exact_children(&self, row: usize) -> Vec<Sibling> {
         let mut kids = self.children(row).to_vec();
-        kids.sort_unstable_by_key(|s| s.row);
-        sort_weighted(&mut kids);
+        sort_from_tree_order(&mut kids);
         kids
     }
 

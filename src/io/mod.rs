@@ -14,7 +14,7 @@ pub mod flux_csv;
 pub mod flux_db;
 pub mod parquet_tree;
 pub(crate) mod row_groups;
-pub use row_groups::{guarded as guarded_parquet, is_guarded_reader_panic};
+pub use row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};
 pub mod sacctmgr_dump;
 pub mod sshare_dump;
 pub(crate) mod text;

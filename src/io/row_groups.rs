@@ -42,6 +42,24 @@ pub(crate) fn group_reader(
         .map_err(|e| Error::format(path, e))
 }
 
+/// A whole Parquet file as one record batch (the files `compare`, `diff` and the DataFrame view read
+/// back: results, not inputs sized for streaming), under [`guarded`].
+///
+/// # Errors
+/// The file cannot be opened or decoded, naming `path`.
+pub fn read_whole(path: &Path) -> Result<arrow::array::RecordBatch> {
+    use arrow::array::RecordBatchReader;
+    guarded(path, || {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| b.build())
+            .map_err(|e| Error::format(path, e))?;
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::format(path, e))?;
+        arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))
+    })
+}
+
 /// Parquet reads in progress inside [`guarded`], on any thread.
 static GUARDED_READS: AtomicUsize = AtomicUsize::new(0);
 

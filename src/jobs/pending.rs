@@ -222,7 +222,7 @@ impl PendingJobs {
             None => PendingFormat::detect(path)?,
         };
         let mut jobs = PendingJobs { format, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
-        let mut kept = KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] };
+        let mut kept = KeptTres::new(keep);
         let fits =
             |rows: u64| crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB);
         // Text queues run about 80 bytes per job.
@@ -613,34 +613,33 @@ impl ParquetWaves {
     /// # Errors
     /// An unreadable file or one that is not Parquet.
     pub fn open(path: &Path, keep: &[Tres]) -> Result<Self> {
-        guarded(path, || Self::open_unguarded(path, keep))
-    }
-
-    fn open_unguarded(path: &Path, keep: &[Tres]) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
-        // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
-        // and each distinct value is then interned or read once instead of once per job.
-        let fields: Vec<arrow::datatypes::FieldRef> = plain
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| {
-                let dict_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos" | "tres_req");
-                if dict_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
-                    let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
-                    Arc::new(f.as_ref().clone().with_data_type(dict))
-                } else {
-                    f.clone()
-                }
-            })
-            .collect();
-        // The footer is read once; only the Arrow schema is re-derived with the hint.
-        let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
-        let metadata =
-            ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
-        let first_row = first_rows(&metadata);
-        Ok(ParquetWaves { path: path.to_path_buf(), metadata, first_row, tres: keep.to_vec(), next: 0 })
+        guarded(path, || {
+            let file = File::open(path).map_err(|e| Error::io(path, e))?;
+            let plain =
+                ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
+            // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
+            // and each distinct value is then interned or read once instead of once per job.
+            let fields: Vec<arrow::datatypes::FieldRef> = plain
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| {
+                    let dict_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos" | "tres_req");
+                    if dict_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+                        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
+                        Arc::new(f.as_ref().clone().with_data_type(dict))
+                    } else {
+                        f.clone()
+                    }
+                })
+                .collect();
+            // The footer is read once; only the Arrow schema is re-derived with the hint.
+            let options = ArrowReaderOptions::new().with_schema(Arc::new(arrow::datatypes::Schema::new(fields)));
+            let metadata =
+                ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
+            let first_row = first_rows(&metadata);
+            Ok(ParquetWaves { path: path.to_path_buf(), metadata, first_row, tres: keep.to_vec(), next: 0 })
+        })
     }
 
     /// Jobs in the file.
@@ -676,20 +675,15 @@ impl ParquetWaves {
         }
         let wave = self.next..(self.next + rayon::current_num_threads().max(1)).min(groups.len());
         self.next = wave.end;
-        Some(wave.into_par_iter().map(|g| self.read_group(g)).collect())
+        Some(wave.into_par_iter().map(|g| guarded(&self.path, || self.read_group(g))).collect())
     }
 
     fn read_group(&self, g: usize) -> Result<PendingJobs> {
-        guarded(&self.path, || self.read_group_unguarded(g))
-    }
-
-    fn read_group_unguarded(&self, g: usize) -> Result<PendingJobs> {
         let path = &self.path;
         let mut chunk =
             PendingJobs { format: PendingFormat::Parquet, ..PendingJobs::empty(path.clone(), self.tres.clone()) };
         chunk.reserve(self.metadata.metadata().row_group(g).num_rows().max(0) as usize);
-        let mut kept =
-            KeptTres { names: self.tres.iter().map(Tres::to_string).collect(), counts: vec![0; self.tres.len()] };
+        let mut kept = KeptTres::new(&self.tres);
         let reader = group_reader(path, &self.metadata, g, 1 << 20)?;
         let mut row = self.first_row[g];
         for batch in reader {
@@ -703,6 +697,12 @@ impl ParquetWaves {
 struct KeptTres {
     names: Vec<String>,
     counts: Vec<u64>,
+}
+
+impl KeptTres {
+    fn new(keep: &[Tres]) -> Self {
+        KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] }
+    }
 }
 
 /// One value of a job row: text (CSV, JSON, string columns) or an integer (typed Parquet columns).
