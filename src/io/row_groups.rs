@@ -43,7 +43,7 @@ pub(crate) fn group_reader(
 }
 
 /// A whole Parquet file as one record batch (the files `compare`, `diff` and the DataFrame view read
-/// back: results, not inputs sized for streaming), under [`guarded`].
+/// back: results, not inputs sized for streaming), guarded as every Parquet read is.
 ///
 /// # Errors
 /// The file cannot be opened or decoded, naming `path`.
@@ -69,7 +69,7 @@ static GUARDED_READS: AtomicUsize = AtomicUsize::new(0);
 ///
 /// # Errors
 /// Those of `read`, and a panic inside it as [`Error::Format`].
-pub fn guarded<T>(path: &Path, read: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guarded<T>(path: &Path, read: impl FnOnce() -> Result<T>) -> Result<T> {
     GUARDED_READS.fetch_add(1, Ordering::SeqCst);
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read));
     GUARDED_READS.fetch_sub(1, Ordering::SeqCst);
@@ -83,8 +83,8 @@ pub fn guarded<T>(path: &Path, read: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
-/// Whether a panic comes from the Parquet or Arrow reader during a [`guarded`] read, which reports
-/// it as an error: the binary's panic hook stays quiet about those and prints every other.
+/// Whether a panic comes from the Parquet or Arrow reader during a guarded read (every Parquet
+/// read is), which reports it as an error: the binary's panic hook stays quiet about those and prints every other.
 pub fn is_guarded_reader_panic(info: &std::panic::PanicHookInfo<'_>) -> bool {
     GUARDED_READS.load(Ordering::SeqCst) > 0
         && info.location().is_some_and(|l| ["/parquet-", "/arrow-"].iter().any(|c| l.file().contains(c)))
