@@ -137,7 +137,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
             .map(|((owners, s), t)| (owners, s, t))
             .collect();
         let run_task =
-            |buf: &mut Vec<Member>, (owners, out, tied): &mut (std::ops::Range<usize>, &mut [u32], &mut [bool])| {
+            |scratch: &mut SortScratch, (owners, out, tied): &mut (std::ops::Range<usize>, &mut [u32], &mut [bool])| {
                 let base = offsets[owners.start] as usize;
                 for x in owners.clone() {
                     let (a, b) = (offsets[x] as usize - base, offsets[x + 1] as usize - base);
@@ -146,7 +146,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
                             groups.group(x),
                             &mut out[a..b],
                             &mut tied[a..b],
-                            buf,
+                            scratch,
                             &inputs,
                             near_ulps,
                             &exact_level_fs,
@@ -155,9 +155,9 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
                 }
             };
         if tasks.len() == 1 {
-            tasks.iter_mut().for_each(|t| run_task(&mut Vec::new(), t));
+            tasks.iter_mut().for_each(|t| run_task(&mut SortScratch::default(), t));
         } else {
-            tasks.par_iter_mut().for_each_init(Vec::new, run_task);
+            tasks.par_iter_mut().for_each_init(SortScratch::default, run_task);
         }
     }
 
@@ -232,6 +232,13 @@ impl GroupInputs<'_> {
     fn stored_level_fs(&self, row: usize) -> f64 {
         if self.parent_flags[row] { if self.users[row] { f64::INFINITY } else { NO_VAL } } else { self.level_fs[row] }
     }
+
+    /// The usage and shares Slurm divides for a user's level_fs: users of one group with the same
+    /// pair divide the same numbers. None for accounts and `parent` users (a `parent` user stores
+    /// 0 shares but ranks as +inf, so it never shares an input with another).
+    fn division_inputs(&self, row: usize) -> Option<(u64, u64)> {
+        (self.users[row] && !self.parent_flags[row]).then(|| (self.usage[row].to_bits(), self.shares[row]))
+    }
 }
 
 /// A group member being sorted: its sort key, row and lineage index in the group.
@@ -256,42 +263,51 @@ fn key_value(key: u64) -> f64 {
     f64::from_bits(DESC_MAX - (key >> 1))
 }
 
-/// Groups up to this size are insertion-sorted.
-const SMALL_GROUP: usize = 24;
+/// Reusable buffers of [`sort_group`].
+#[derive(Default)]
+struct SortScratch {
+    /// The [`sort_key`] of each member, by lineage index.
+    keys: Vec<u64>,
+    /// Packed keys being sorted (see [`sort_group`]).
+    packed: Vec<u64>,
+    /// The members of a run being re-decided.
+    run: Vec<Member>,
+}
 
 /// Sorts one group (`group`, lineage order) into `out` and sets its tie flags (`tied` starts all
 /// false).
 ///
 /// Order: level_fs descending, users before accounts on equal values, then lineage order (a
 /// stable sort, as glibc's merge-sort `qsort` is).
+///
+/// The sort runs on one `u64` per member: the key's leading value bits, the user flag and the
+/// lineage index. Unique and half the size of a (key, row, index) record, these sort unstably and
+/// fast; should two members' truncated values be equal but not their values (values within
+/// `2^b` ulps), the group is sorted again on full keys.
 fn sort_group(
     group: &[u32],
     out: &mut [u32],
     tied: &mut [bool],
-    buf: &mut Vec<Member>,
+    scratch: &mut SortScratch,
     inputs: &GroupInputs<'_>,
     near_ulps: u64,
     exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
 ) {
-    buf.clear();
-    buf.extend(group.iter().enumerate().map(|(idx, &r)| Member {
-        key: sort_key(inputs.stored_level_fs(r as usize), inputs.users[r as usize]),
-        row: r,
-        idx: idx as u32,
-    }));
-    if buf.len() <= SMALL_GROUP {
-        // Stable on the key alone: lineage order among equal keys is kept.
-        for i in 1..buf.len() {
-            let m = buf[i];
-            let mut j = i;
-            while j > 0 && buf[j - 1].key > m.key {
-                buf[j] = buf[j - 1];
-                j -= 1;
-            }
-            buf[j] = m;
-        }
-    } else {
-        buf.sort_by_key(|m| m.key);
+    let SortScratch { keys, packed, run } = scratch;
+    let m = group.len();
+    keys.clear();
+    keys.extend(group.iter().map(|&r| sort_key(inputs.stored_level_fs(r as usize), inputs.users[r as usize])));
+    // Lineage index in the low `b` bits, the user flag above it, the value's top bits above that.
+    let b = usize::BITS - (m.max(2) - 1).leading_zeros();
+    let idx_mask = (1u64 << b) - 1;
+    packed.clear();
+    packed.extend(keys.iter().enumerate().map(|(i, &k)| ((k >> (b + 1)) << (b + 1)) | ((k & 1) << b) | i as u64));
+    packed.sort_unstable();
+    let key_at = |p: u64| keys[(p & idx_mask) as usize];
+    let truncated_apart =
+        packed.windows(2).any(|w| w[0] >> (b + 1) == w[1] >> (b + 1) && key_at(w[0]) >> 1 != key_at(w[1]) >> 1);
+    if truncated_apart {
+        packed.sort_unstable_by_key(|&p| (key_at(p), p & idx_mask));
     }
 
     // On keys: `key >> 1` counts down the value's bits, so the ulp distance of two values is the
@@ -301,24 +317,65 @@ fn sort_group(
         let (a, b) = (a >> 1, b >> 1);
         a == b || (a.min(b) > finite_above && a.abs_diff(b) <= near_ulps)
     };
-    let m = buf.len();
-    let mut start = 0;
-    // A run touching NO_VAL at the head also decides the first member's tie with Slurm's initial
-    // `prev`.
-    let mut head_near_noval = m > 0 && near(buf[0].key, sort_key(NO_VAL, false));
-    for end in 1..=m {
-        if end < m && near(buf[end - 1].key, buf[end].key) {
-            continue;
+    // One sweep writes the rows and finds the runs of near neighbours. A run touching NO_VAL at
+    // the head also decides the first member's tie with Slurm's initial `prev`.
+    let mut head_near_noval = m > 0 && near(key_at(packed[0]), sort_key(NO_VAL, false));
+    let (mut start, mut equal) = (0, true);
+    let mut prev = 0;
+    for end in 0..=m {
+        let key = if end < m { key_at(packed[end]) } else { 0 };
+        if end > 0 && (end == m || !near(prev, key)) {
+            if end - start > 1 || head_near_noval {
+                let rows = &mut out[start..end];
+                let tied = &mut tied[start..end];
+                if !(equal && resolve_equal_run(rows, prev, tied, head_near_noval, inputs)) {
+                    run.clear();
+                    run.extend(packed[start..end].iter().map(|&p| {
+                        let idx = (p & idx_mask) as u32;
+                        Member { key: keys[idx as usize], row: group[idx as usize], idx }
+                    }));
+                    resolve_run(run, tied, head_near_noval, inputs, exact_level_fs);
+                    for (o, m) in rows.iter_mut().zip(run.iter()) {
+                        *o = m.row;
+                    }
+                }
+            }
+            head_near_noval = false;
+            (start, equal) = (end, true);
+        } else if end > 0 {
+            equal &= prev >> 1 == key >> 1;
         }
-        if end - start > 1 || head_near_noval {
-            resolve_run(&mut buf[start..end], &mut tied[start..end], head_near_noval, inputs, exact_level_fs);
+        if end < m {
+            out[end] = group[(packed[end] & idx_mask) as usize];
+            prev = key;
         }
-        head_near_noval = false;
-        start = end;
     }
-    for (o, m) in out.iter_mut().zip(buf.iter()) {
-        *o = m.row;
+}
+
+/// Sets the ties of a run of members with one level_fs (`key` is one of theirs) when no x87
+/// arithmetic can part them; false when it can.
+fn resolve_equal_run(
+    rows: &[u32],
+    key: u64,
+    tied: &mut [bool],
+    head_near_noval: bool,
+    inputs: &GroupInputs<'_>,
+) -> bool {
+    // inf, 0 and NO_VAL (a `parent` account) are the same constants in any width; only NO_VAL
+    // needs a look at the members (and equals Slurm's initial `prev`).
+    let v = key_value(key);
+    let parent_account = |&r: &u32| inputs.parent_flags[r as usize] && !inputs.users[r as usize];
+    if !v.is_finite() || v == 0.0 || (v == NO_VAL && rows.iter().all(parent_account)) {
+        tied[1..].fill(true);
+        tied[0] = head_near_noval && v == NO_VAL;
+        return true;
     }
+    let first = inputs.division_inputs(rows[0] as usize);
+    if !head_near_noval && first.is_some() && rows[1..].iter().all(|&r| inputs.division_inputs(r as usize) == first) {
+        tied[1..].fill(true);
+        return true;
+    }
+    false
 }
 
 /// Orders a run of near-equal members as Slurm's x87 values order them and sets their ties.
@@ -329,30 +386,7 @@ fn resolve_run(
     inputs: &GroupInputs<'_>,
     exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
 ) {
-    let GroupInputs { users, parent_flags, usage, shares, .. } = *inputs;
-    // Users of one group with the same usage and shares divide the same numbers; a `parent` user
-    // stores 0 shares but ranks as +inf, so it never shares an input with another.
-    let input = |m: &Member| {
-        let r = m.row as usize;
-        (users[r] && !parent_flags[r]).then(|| (usage[r].to_bits(), shares[r]))
-    };
-    if run.iter().all(|m| m.key >> 1 == run[0].key >> 1) {
-        // inf, 0 and NO_VAL (a `parent` account) are the same constants in any width; the value
-        // is the run's, so only NO_VAL needs a look at the members (and equals Slurm's initial
-        // `prev`).
-        let v = key_value(run[0].key);
-        let parent_account = |m: &Member| parent_flags[m.row as usize] && !users[m.row as usize];
-        if !v.is_finite() || v == 0.0 || (v == NO_VAL && run.iter().all(parent_account)) {
-            tied[1..].fill(true);
-            tied[0] = head_near_noval && v == NO_VAL;
-            return;
-        }
-        let first = input(&run[0]);
-        if !head_near_noval && first.is_some() && run[1..].iter().all(|m| input(m) == first) {
-            tied[1..].fill(true);
-            return;
-        }
-    }
+    let input = |m: &Member| inputs.division_inputs(m.row as usize);
     let mut memo: HashMap<(u64, u64), u128, FxBuildHasher> = HashMap::default();
     let mut order: Vec<(u128, Member)> = run
         .iter()
@@ -372,5 +406,51 @@ fn resolve_run(
     }
     if head_near_noval {
         tied[0] = order[0].0 == x87::key(x87::widen(NO_VAL));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sorts rows `0..level_fs.len()` as one group (no `parent` shares): the order and the ties.
+    fn sorted(level_fs: &[f64], users: &[bool]) -> (Vec<u32>, Vec<bool>) {
+        let n = level_fs.len();
+        let (parent_flags, usage, shares) = (vec![false; n], vec![1.0; n], vec![1; n]);
+        let inputs = GroupInputs { level_fs, users, parent_flags: &parent_flags, usage: &usage, shares: &shares };
+        let group: Vec<u32> = (0..n as u32).collect();
+        let (mut out, mut tied) = (vec![0; n], vec![false; n]);
+        let exact = |r: usize| x87::widen(level_fs[r]);
+        sort_group(&group, &mut out, &mut tied, &mut SortScratch::default(), &inputs, NEAR_ULPS, &exact);
+        (out, tied)
+    }
+
+    #[test]
+    fn values_apart_below_the_truncated_bits_sort_on_their_full_keys() {
+        // In a group of 20 the packed key keeps the lineage index in 5 bits, so the value loses
+        // its last 5 bits: two values 20 ulps apart (more than NEAR_ULPS, so never re-decided in
+        // x87) in one 32-ulp block have equal truncated values. The larger is an account and the
+        // smaller a user, so the packed order alone would put the smaller first.
+        let hi_bits = (1.5f64.to_bits() & !31) | 31;
+        let (hi, lo) = (f64::from_bits(hi_bits), f64::from_bits(hi_bits - 20));
+        assert!(20 > NEAR_ULPS);
+        let mut level_fs: Vec<f64> = (0..20).map(|i| 100.0 + f64::from(i)).collect();
+        let mut users = vec![true; 20];
+        (level_fs[3], level_fs[5], users[5]) = (lo, hi, false);
+        let (out, tied) = sorted(&level_fs, &users);
+        assert!(tied.iter().all(|&t| !t));
+        let mut expected: Vec<u32> = (0..20).collect();
+        expected.sort_by(|&a, &b| level_fs[b as usize].total_cmp(&level_fs[a as usize]));
+        assert_eq!(out, expected);
+        assert_eq!(&out[18..], [5, 3]);
+    }
+
+    #[test]
+    fn equal_values_put_users_first_then_lineage_order() {
+        let level_fs = [2.0, 3.0, 2.0, 2.0, 3.0];
+        let users = [false, true, true, false, false];
+        let (out, tied) = sorted(&level_fs, &users);
+        assert_eq!(out, [1, 4, 2, 0, 3]);
+        assert_eq!(tied, [false, true, false, true, true]);
     }
 }
