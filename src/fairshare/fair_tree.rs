@@ -433,7 +433,7 @@ mod tests {
         // smaller a user, so the packed order alone would put the smaller first.
         let hi_bits = (1.5f64.to_bits() & !31) | 31;
         let (hi, lo) = (f64::from_bits(hi_bits), f64::from_bits(hi_bits - 20));
-        assert!(20 > NEAR_ULPS);
+        const { assert!(20 > NEAR_ULPS) };
         let mut level_fs: Vec<f64> = (0..20).map(|i| 100.0 + f64::from(i)).collect();
         let mut users = vec![true; 20];
         (level_fs[3], level_fs[5], users[5]) = (lo, hi, false);
