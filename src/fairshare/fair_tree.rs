@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
+use super::keysort::key_order;
 use super::x87::{self, X87};
 use super::{CHUNK, FairShare, NO_VAL, Params, norm_usage_at, par_column, par_fill_rows, par_unzip};
 use crate::tree::runs::{owner_runs, split_runs};
@@ -268,7 +269,7 @@ fn key_value(key: u64) -> f64 {
 struct SortScratch {
     /// The [`sort_key`] of each member, by lineage index.
     keys: Vec<u64>,
-    /// Packed keys being sorted (see [`sort_group`]).
+    /// The members in sorted order, as [`key_order`] packs them.
     packed: Vec<u64>,
     /// The members of a run being re-decided.
     run: Vec<Member>,
@@ -280,10 +281,7 @@ struct SortScratch {
 /// Order: level_fs descending, users before accounts on equal values, then lineage order (a
 /// stable sort, as glibc's merge-sort `qsort` is).
 ///
-/// The sort runs on one `u64` per member: the key's leading value bits, the user flag and the
-/// lineage index. Unique and half the size of a (key, row, index) record, these sort unstably and
-/// fast; should two members' truncated values be equal but not their values (values within
-/// `2^b` ulps), the group is sorted again on full keys.
+/// The sort itself is [`key_order`]'s, on [`sort_key`]s.
 fn sort_group(
     group: &[u32],
     out: &mut [u32],
@@ -297,18 +295,8 @@ fn sort_group(
     let m = group.len();
     keys.clear();
     keys.extend(group.iter().map(|&r| sort_key(inputs.stored_level_fs(r as usize), inputs.users[r as usize])));
-    // Lineage index in the low `b` bits, the user flag above it, the value's top bits above that.
-    let b = usize::BITS - (m.max(2) - 1).leading_zeros();
-    let idx_mask = (1u64 << b) - 1;
-    packed.clear();
-    packed.extend(keys.iter().enumerate().map(|(i, &k)| ((k >> (b + 1)) << (b + 1)) | ((k & 1) << b) | i as u64));
-    packed.sort_unstable();
+    let idx_mask = key_order(keys, packed);
     let key_at = |p: u64| keys[(p & idx_mask) as usize];
-    let truncated_apart =
-        packed.windows(2).any(|w| w[0] >> (b + 1) == w[1] >> (b + 1) && key_at(w[0]) >> 1 != key_at(w[1]) >> 1);
-    if truncated_apart {
-        packed.sort_unstable_by_key(|&p| (key_at(p), p & idx_mask));
-    }
 
     // On keys: `key >> 1` counts down the value's bits, so the ulp distance of two values is the
     // distance of their keys, and a value is finite when its key is above inf's.

@@ -10,6 +10,7 @@
 mod classic;
 mod fair_tree;
 mod flux;
+mod keysort;
 pub mod stdsort;
 pub mod x87;
 
