@@ -118,18 +118,33 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
 }
 
-/// flux-accounting's `(uint64_t)(sum + usage)`. A whole usage added to a sum that stays within
-/// 2^53 is exact in f64, so the integer addition gives the same value without the conversions on
-/// the chain (most usage is whole billing-seconds).
+/// flux-accounting's `(uint64_t)(sum + usage)`, without the float conversions on the chain where
+/// integers give the same value.
+///
+/// With `low = sum + ⌊usage⌋` below 2^53, the exact sum `low + frac` (`frac` the fraction of
+/// `usage`) lies in `[low, low + 1)`; the f64 addition rounds it to `low + 1` only when `frac` is
+/// within half an ulp of 1, and otherwise to something that truncates to `low`. The sum then needs
+/// one integer addition per sibling; the rare near-1 fractions take the float path.
 fn add_truncated(sum: u64, usage: f64) -> u64 {
     const EXACT: u64 = 1 << 53;
     if (0.0..EXACT as f64).contains(&usage) {
         let whole = usage as u64;
-        if whole as f64 == usage && sum <= EXACT - whole {
-            return sum + whole;
+        if sum < EXACT - whole {
+            let low = sum + whole;
+            let frac = usage - whole as f64; // exact: `whole` and `usage` share their leading bits
+            if frac == 0.0 || low == 0 || frac < 1.0 - half_ulp(low) {
+                return low;
+            }
         }
     }
     (sum as f64 + usage) as u64
+}
+
+/// Half the spacing of f64 values around `low` (`1 <= low < 2^53`): `2^(e - 53)` for
+/// `2^e <= low < 2^(e + 1)`. `1.0 - half_ulp(low)` is exact, the midpoint below 1.
+fn half_ulp(low: u64) -> f64 {
+    let e = u64::from(63 - low.leading_zeros());
+    f64::from_bits((e + 1023 - 53) << 52)
 }
 
 /// A sibling as the sort and the walk see it.
@@ -424,6 +439,38 @@ mod tests {
             for usage in usages {
                 assert_eq!(add_truncated(sum, usage), float(sum, usage), "{sum} + {usage}");
             }
+        }
+    }
+
+    #[test]
+    fn truncated_sums_of_fractions_round_up_exactly_where_floats_do() {
+        let float = |sum: u64, usage: f64| (sum as f64 + usage) as u64;
+        let below = |x: f64| f64::from_bits(x.to_bits() - 1);
+        let above = |x: f64| f64::from_bits(x.to_bits() + 1);
+        for e in 0..53u32 {
+            let half = f64::from_bits(u64::from(e + 1023 - 53) << 52);
+            // The midpoint below 1 at this magnitude (a tie, rounded to even), and its neighbours.
+            let fracs = [1.0 - half, below(1.0 - half), above(1.0 - half), below(1.0), 0.5, 0.25, 1e-9];
+            for low in [1u64 << e, (1u64 << e) + 1, (2u64 << e) - 2, (2u64 << e) - 1] {
+                for whole in [0, 1, 5] {
+                    let Some(sum) = low.checked_sub(whole) else { continue };
+                    for frac in fracs {
+                        let usage = whole as f64 + frac;
+                        assert_eq!(add_truncated(sum, usage), float(sum, usage), "{sum} + {usage:e} (2^{e})");
+                    }
+                }
+            }
+        }
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut sum = 0u64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let usage = (x >> 11) as f64 / (1u64 << (x % 40)) as f64;
+            let next = add_truncated(sum, usage);
+            assert_eq!(next, float(sum, usage), "{sum} + {usage:e}");
+            sum = if next > 1 << 60 { 0 } else { next };
         }
     }
 
