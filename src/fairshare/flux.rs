@@ -128,10 +128,11 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
 fn add_truncated(sum: u64, usage: f64) -> u64 {
     const EXACT: u64 = 1 << 53;
     if (0.0..EXACT as f64).contains(&usage) {
-        let whole = usage as u64;
+        // Through i64, each conversion is one instruction (u64's are not); the range fits.
+        let whole = usage as i64 as u64;
         if sum < EXACT - whole {
             let low = sum + whole;
-            let frac = usage - whole as f64; // exact: `whole` and `usage` share their leading bits
+            let frac = usage - whole as i64 as f64; // exact: `whole` and `usage` share their leading bits
             if frac == 0.0 || low == 0 || frac < 1.0 - half_ulp(low) {
                 return low;
             }
