@@ -188,11 +188,23 @@ impl<'a> ChargeContext<'a> {
         self.rows
     }
 
-    /// A worker with zero usage.
+    /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
+        self.with_tally(Tally::Sums(vec![0.0; self.rows]))
+    }
+
+    /// A charger for one block of a parallel read: it keeps each charge in record order, and
+    /// [`UsageCharger::absorb`] adds them to the total in that order. The total is then the sum a
+    /// sequential read gives, bit for bit, however the input is cut into blocks or row groups
+    /// (and so whichever format carries the records).
+    pub fn worker(&self) -> UsageCharger<'_, 'a> {
+        self.with_tally(Tally::Log(Vec::new()))
+    }
+
+    fn with_tally(&self, tally: Tally) -> UsageCharger<'_, 'a> {
         UsageCharger {
             ctx: self,
-            usage: vec![0.0; self.rows],
+            tally,
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
             report: ChargeReport::default(),
@@ -203,13 +215,44 @@ impl<'a> ChargeContext<'a> {
 /// Resolves, bills and decays job records into per-association raw usage; one per worker.
 pub struct UsageCharger<'c, 'a> {
     ctx: &'c ChargeContext<'a>,
-    usage: Vec<f64>,
+    tally: Tally,
     /// Per partition: its billing weights' index and the billing of each TRES string seen, before
     /// the QOS factor (jobs repeat shapes).
     partitions: StrMap<PartitionBills>,
     /// Usage factor per QOS name seen.
     qos_factors: StrMap<f64>,
     report: ChargeReport,
+}
+
+/// Where a charger puts the usage it charges.
+enum Tally {
+    /// Per association (record) row, summed as charged.
+    Sums(Vec<f64>),
+    /// (row, usage) of each charge, in record order.
+    Log(Vec<(u32, f64)>),
+}
+
+impl Tally {
+    fn add(&mut self, row: u32, usage: f64) {
+        match self {
+            Tally::Sums(sums) => sums[row as usize] += usage,
+            Tally::Log(log) => log.push((row, usage)),
+        }
+    }
+
+    /// The per-row sums (a log added up in its order).
+    fn into_sums(self, rows: usize) -> Vec<f64> {
+        match self {
+            Tally::Sums(sums) => sums,
+            Tally::Log(log) => {
+                let mut sums = vec![0.0; rows];
+                for (row, u) in log {
+                    sums[row as usize] += u;
+                }
+                sums
+            }
+        }
+    }
 }
 
 struct PartitionBills {
@@ -228,7 +271,7 @@ impl UsageCharger<'_, '_> {
     /// string, naming the record's line.
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
         if let Some((row, start, bill)) = self.resolve(job, path)? {
-            self.usage[row as usize] += self.ctx.model.job_usage(start, job.end, bill);
+            self.tally.add(row, self.ctx.model.job_usage(start, job.end, bill));
         }
         Ok(())
     }
@@ -262,8 +305,8 @@ impl UsageCharger<'_, '_> {
     /// # Panics
     /// If `usage` does not have one value per record.
     pub fn set_usage(&mut self, usage: Vec<f64>) {
-        assert_eq!(usage.len(), self.usage.len(), "one usage value per record");
-        self.usage = usage;
+        assert_eq!(usage.len(), self.ctx.rows, "one usage value per record");
+        self.tally = Tally::Sums(usage);
     }
 
     /// The counts alone, for callers that keep their own usage.
@@ -322,11 +365,16 @@ impl UsageCharger<'_, '_> {
         Ok(f)
     }
 
-    /// Adds another worker's usage and counts into this one (workers' results are merged in
-    /// input order, so the sums do not depend on the thread count).
+    /// Adds another worker's usage and counts into this one. Merging [`ChargeContext::worker`]s
+    /// in input order adds their charges in input order, so the sums are a sequential read's.
     pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
-        for (a, b) in self.usage.iter_mut().zip(other.usage) {
-            *a += b;
+        match other.tally {
+            Tally::Log(log) => log.into_iter().for_each(|(row, u)| self.tally.add(row, u)),
+            Tally::Sums(sums) => {
+                for (row, u) in sums.into_iter().enumerate() {
+                    self.tally.add(row as u32, u);
+                }
+            }
         }
         let (r, o) = (&mut self.report, other.report);
         r.records += o.records;
@@ -342,7 +390,7 @@ impl UsageCharger<'_, '_> {
     /// made from), and into every account the sum of the users below it, as Slurm's accounts hold
     /// it; returns the report.
     pub fn finish(self, input: &mut TreeInput) -> ChargeReport {
-        let mut usage = self.usage;
+        let mut usage = self.tally.into_sums(self.ctx.rows);
         let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         for i in 0..input.records.len() {
             if input.records[i].user.is_none() {

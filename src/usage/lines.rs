@@ -2,8 +2,8 @@
 //!
 //! A format supplies a [`LineParser`] built from its header; the file is then cut into blocks of
 //! about [`BLOCK`] bytes at line breaks. Reading a file into a sink goes block by block; charging
-//! parses the blocks of a wave in parallel, one worker per block, and merges the workers in file
-//! order. Blocks are cut by size alone, so the merged sums are the same for any thread count.
+//! parses the blocks of a wave in parallel, one worker per block, and adds the workers' charges to
+//! the total in file order: the sums are a sequential read's, for any thread count or block size.
 
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -183,7 +183,7 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
         let workers: Vec<Result<UsageCharger<'c, 'a>>> = batch
             .par_iter()
             .map(|(block, first)| {
-                let mut charger = ctx.charger();
+                let mut charger = ctx.worker();
                 let mut scratch = P::Scratch::default();
                 parse_block(path, parser, block, *first, &mut scratch, &mut |job| charger.charge(job, path))?;
                 Ok(charger)

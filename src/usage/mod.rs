@@ -56,8 +56,9 @@ pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 
 /// Streams the job records of `path` into [`UsageCharger`]s for the user associations of `input`,
 /// and writes the charged raw usage into them. Parquet row groups and blocks of CSV or sacct lines
-/// are charged in parallel, each by its own worker, and merged in file order, so the result does
-/// not depend on the thread count. `progress`, if given, hears `(done, total)` after each wave.
+/// are charged in parallel, each by its own worker, whose charges are added up in file order: the
+/// sums are those of a sequential read, bit for bit, whatever the thread count, the row groups or
+/// the format. `progress`, if given, hears `(done, total)` after each wave.
 ///
 /// # Errors
 /// A malformed record or one the charger rejects (unknown partition or QOS), naming the line.

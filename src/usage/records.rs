@@ -298,7 +298,8 @@ pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
 const BATCH_ROWS: usize = 64 * 1024;
 
 /// Charges a canonical Parquet file row group by row group, in parallel waves of one row group
-/// per thread; each group gets its own worker and the workers are merged in file order.
+/// per thread; each group gets its own worker, and the workers' charges are added to the total in
+/// file order (so the sums are a sequential read's, however the file is grouped).
 ///
 /// # Errors
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
@@ -313,7 +314,7 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         let first_rows = first_rows(&meta);
         let charge_group = |g: usize| -> Result<UsageCharger<'c, 'a>> {
             let reader = group_reader(path, &meta, g, BATCH_ROWS)?;
-            let mut charger = ctx.charger();
+            let mut charger = ctx.worker();
             read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))?;
             Ok(charger)
         };
