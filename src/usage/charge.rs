@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// String-keyed maps: foldhash spreads short, similar names (`u000123`) where FxHash collides.
@@ -199,6 +200,38 @@ impl<'a> ChargeContext<'a> {
     /// (and so whichever format carries the records).
     pub fn worker(&self) -> UsageCharger<'_, 'a> {
         self.with_tally(Tally::Log(Vec::new()))
+    }
+
+    /// Charges a wave of consecutive parts of an input (row groups, blocks of lines) in
+    /// parallel: the first straight into `total`, whose charges it continues in file order, the
+    /// others into [`worker`](Self::worker)s added to `total` afterwards, in order. Only parts
+    /// after the first keep logs, so an input read as one part (or on one thread) logs nothing.
+    ///
+    /// # Errors
+    /// The first failing part's error, in file order.
+    pub(crate) fn charge_wave<'c, T: Sync>(
+        &'c self,
+        total: &mut UsageCharger<'c, 'a>,
+        parts: &[T],
+        charge: impl Fn(&T, &mut UsageCharger<'c, 'a>) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let Some((first, rest)) = parts.split_first() else { return Ok(()) };
+        let (first, rest) = rayon::join(
+            || charge(first, total),
+            || {
+                rest.par_iter()
+                    .map(|part| {
+                        let mut worker = self.worker();
+                        charge(part, &mut worker).map(|()| worker)
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
+        first?;
+        for worker in rest {
+            total.absorb(worker?);
+        }
+        Ok(())
     }
 
     fn with_tally(&self, tally: Tally) -> UsageCharger<'_, 'a> {

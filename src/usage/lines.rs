@@ -8,8 +8,6 @@
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use super::{ChargeContext, JobSink, UsageCharger};
 use crate::error::{Error, Result};
 
@@ -152,8 +150,8 @@ pub(crate) fn read_lines<P: LineParser>(
     Ok(())
 }
 
-/// Charges the data lines after the header with one worker per block, in parallel waves, merged
-/// in file order.
+/// Charges the data lines after the header a block per thread, in parallel waves
+/// ([`ChargeContext::charge_wave`]).
 ///
 /// # Errors
 /// As [`read_lines`], or the charger's error, for the first failing block.
@@ -180,18 +178,10 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
         if batch.is_empty() {
             return Ok(total);
         }
-        let workers: Vec<Result<UsageCharger<'c, 'a>>> = batch
-            .par_iter()
-            .map(|(block, first)| {
-                let mut charger = ctx.worker();
-                let mut scratch = P::Scratch::default();
-                parse_block(path, parser, block, *first, &mut scratch, &mut |job| charger.charge(job, path))?;
-                Ok(charger)
-            })
-            .collect();
-        for worker in workers {
-            total.absorb(worker?);
-        }
+        ctx.charge_wave(&mut total, &batch, |(block, first), charger| {
+            let mut scratch = P::Scratch::default();
+            parse_block(path, parser, block, *first, &mut scratch, &mut |job| charger.charge(job, path))
+        })?;
         read += batch.iter().map(|(b, _)| b.len() as u64).sum::<u64>();
         ctx.report_progress(read, size);
     }

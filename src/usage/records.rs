@@ -16,7 +16,6 @@ use arrow::error::ArrowError;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
-use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::io::row_groups::{first_rows, group_reader, guarded};
@@ -298,8 +297,8 @@ pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
 const BATCH_ROWS: usize = 64 * 1024;
 
 /// Charges a canonical Parquet file row group by row group, in parallel waves of one row group
-/// per thread; each group gets its own worker, and the workers' charges are added to the total in
-/// file order (so the sums are a sequential read's, however the file is grouped).
+/// per thread ([`ChargeContext::charge_wave`]: the sums are a sequential read's, however the file
+/// is grouped).
 ///
 /// # Errors
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
@@ -312,20 +311,15 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
         let groups = meta.metadata().row_groups();
         let first_rows = first_rows(&meta);
-        let charge_group = |g: usize| -> Result<UsageCharger<'c, 'a>> {
+        let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {
             let reader = group_reader(path, &meta, g, BATCH_ROWS)?;
-            let mut charger = ctx.worker();
-            read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))?;
-            Ok(charger)
+            read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))
         };
         let mut total = ctx.charger();
         let wave = rayon::current_num_threads().max(1);
         for start in (0..groups.len()).step_by(wave) {
             let end = (start + wave).min(groups.len());
-            let done: Vec<Result<UsageCharger<'c, 'a>>> = (start..end).into_par_iter().map(charge_group).collect();
-            for worker in done {
-                total.absorb(worker?);
-            }
+            ctx.charge_wave(&mut total, &(start..end).collect::<Vec<_>>(), charge_group)?;
             ctx.report_progress(end as u64, groups.len() as u64);
         }
         Ok(total)
