@@ -297,8 +297,8 @@ pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
 const BATCH_ROWS: usize = 64 * 1024;
 
 /// Charges a canonical Parquet file row group by row group, in parallel waves of one row group
-/// per thread ([`ChargeContext::charge_wave`]: the sums are a sequential read's, however the file
-/// is grouped).
+/// per thread, each wave charged as `ChargeContext::charge_wave` does: the sums are a sequential
+/// read's, however the file is grouped.
 ///
 /// # Errors
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
