@@ -129,7 +129,9 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     let mut sorted = vec![0u32; n_slots];
     let mut tied_prev = vec![false; n_slots];
     {
-        let runs = owner_runs(0..n, CHUNK, |x| offsets[x] as usize);
+        // Owners sit above the deepest level; the rows of that level own nothing.
+        let owners = tree.level_offsets()[tree.levels().saturating_sub(1)] as usize;
+        let runs = owner_runs(0..owners, CHUNK, |x| offsets[x] as usize);
         let mut tasks: Vec<_> = runs
             .iter()
             .map(|(owners, _)| owners.clone())
@@ -189,7 +191,10 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     };
     for k in 0..tree.levels() {
         let owners = tree.level(k);
-        if offsets[owners.end] - offsets[owners.start] <= CHUNK as u32 {
+        let members = offsets[owners.end] - offsets[owners.start];
+        if members == 0 {
+            continue;
+        } else if members <= CHUNK as u32 {
             owners.for_each(place);
         } else {
             owners.into_par_iter().with_min_len(1024).for_each(place);

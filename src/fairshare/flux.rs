@@ -93,8 +93,9 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
         .map(|r| Sibling { weight: weight(r), user: users[r], row: r as u32 })
         .collect();
     {
-        // `sorted` holds rows 1..: the children of `p` start at its first child's row minus one.
-        let runs = owner_runs(0..n, CHUNK, |p| if p == n { n - 1 } else { starts[p] as usize - 1 });
+        // `sorted` holds rows 1..: the children of `p` start at its first child's row minus one
+        // (a row of the deepest level, `parent_rows` included, has its child start at `n`).
+        let runs = owner_runs(0..parent_rows, CHUNK, |p| starts[p] as usize - 1);
         let mut tasks: Vec<_> =
             runs.iter().map(|(parents, _)| parents.clone()).zip(split_runs(&mut sorted, &runs)).collect();
         let run = |(parents, rows): &mut (std::ops::Range<usize>, &mut [Sibling])| {

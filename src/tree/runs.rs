@@ -5,7 +5,7 @@ use std::ops::Range;
 
 /// Cuts `owners` into runs of consecutive owners holding at least `chunk` items each (the last
 /// may hold fewer; every run has an owner), owner `x` holding items `first_item(x)..first_item(x +
-/// 1)`. Returns each run with its number of items.
+/// 1)`, never fewer than owner `x - 1`. Returns each run with its number of items.
 /// With owners 0..4 holding 3, 0, 5 and 1 items and chunks of 4: `[(0..3, 8), (3..4, 1)]`.
 pub(crate) fn owner_runs(
     owners: Range<usize>,
@@ -16,9 +16,16 @@ pub(crate) fn owner_runs(
     let mut x0 = owners.start;
     while x0 < owners.end {
         let target = first_item(x0) + chunk;
-        let mut x1 = x0 + 1;
-        while x1 < owners.end && first_item(x1) < target {
-            x1 += 1;
+        // The first later owner at or past the target (items never decrease with the owner):
+        // a binary search, as most owners of a tree (its users) hold nothing.
+        let (mut x1, mut hi) = (x0 + 1, owners.end);
+        while x1 < hi {
+            let mid = x1 + (hi - x1) / 2;
+            if first_item(mid) < target {
+                x1 = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
         runs.push((x0..x1, first_item(x1) - first_item(x0)));
         x0 = x1;
@@ -52,5 +59,30 @@ mod tests {
         assert_eq!(owner_runs(2..2, 4, |x| first[x]), []);
         // A run never has fewer than one owner, even when one owner holds more than a chunk.
         assert_eq!(owner_runs(0..2, 1, |x| first[x]), [(0..1, 3), (1..2, 0)]);
+    }
+
+    #[test]
+    fn runs_match_a_linear_scan() {
+        // Owners holding 0..5 items, with long stretches of empty ones (a tree's users).
+        let mut first = vec![0usize];
+        let mut seed = 17u64;
+        for i in 0..3000u64 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let held = if i % 700 < 300 { 0 } else { (seed >> 60) as usize % 5 };
+            first.push(first.last().unwrap() + held);
+        }
+        for chunk in [1, 2, 7, 64, 10_000] {
+            let mut linear = Vec::new();
+            let mut x0 = 0;
+            while x0 < 3000 {
+                let mut x1 = x0 + 1;
+                while x1 < 3000 && first[x1] < first[x0] + chunk {
+                    x1 += 1;
+                }
+                linear.push((x0..x1, first[x1] - first[x0]));
+                x0 = x1;
+            }
+            assert_eq!(owner_runs(0..3000, chunk, |x| first[x]), linear, "chunk {chunk}");
+        }
     }
 }
