@@ -22,7 +22,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
 
-use super::row_groups::{first_rows, group_reader, guarded};
+use super::row_groups::{check_pages, first_rows, group_reader, guarded};
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
 use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeColumns, TreeInput, records_batch};
@@ -47,6 +47,7 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
             ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
         let rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
         crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
+        check_pages(path, metadata.metadata())?;
         let groups = metadata.metadata().row_groups();
         let first_row = first_rows(&metadata);
         // Row groups are decoded across cores, each as one batch of its size, a wave of one per core

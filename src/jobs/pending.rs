@@ -25,7 +25,7 @@ use super::text::{Interner, parse_timestamp, whole_numbers};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
-use crate::io::row_groups::{first_rows, group_reader, guarded};
+use crate::io::row_groups::{check_pages, first_rows, group_reader, guarded};
 use crate::io::text::strip_zero_fraction;
 use crate::io::text::{recycle, split_fields};
 
@@ -617,6 +617,7 @@ impl ParquetWaves {
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
             let plain =
                 ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
+            check_pages(path, plain.metadata())?;
             // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
             // and each distinct value is then interned or read once instead of once per job.
             let fields: Vec<arrow::datatypes::FieldRef> = plain

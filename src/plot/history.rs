@@ -143,6 +143,7 @@ fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
     crate::io::row_groups::guarded(path, || {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
+        crate::io::row_groups::check_pages(path, builder.metadata())?;
         let algorithm = builder
             .metadata()
             .file_metadata()

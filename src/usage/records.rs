@@ -18,7 +18,7 @@ use parquet::arrow::arrow_reader::{
 };
 
 use crate::error::{Error, Result};
-use crate::io::row_groups::{first_rows, group_reader, guarded};
+use crate::io::row_groups::{check_pages, first_rows, group_reader, guarded};
 use crate::io::text::{recycle, split_fields};
 
 use super::lines::{LineParser, read_header, read_lines};
@@ -289,6 +289,7 @@ pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
     guarded(path, || {
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
+        check_pages(path, builder.metadata())?;
         let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| Error::format(path, e))?;
         read_batches(path, reader, 0, sink)
     })
@@ -309,6 +310,7 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         // intern every value of a column whose Parquet pages fell back to plain encoding.
         let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
         let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
+        check_pages(path, meta.metadata())?;
         let groups = meta.metadata().row_groups();
         let first_rows = first_rows(&meta);
         let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {

@@ -110,3 +110,19 @@ fn damaged_parquet_is_an_error_not_a_panic() {
     assert!(err.contains("damaged_negative_offset.parquet") && err.contains("Parquet reader failed"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// A 5 KB file whose dictionary page declares 939 million entries (found by fuzzing): the Parquet
+/// reader would zero-fill 7.5 GB for them before failing, so the page headers are checked first.
+#[test]
+fn a_dictionary_page_declaring_more_than_it_holds_is_refused_before_decoding() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damaged_dictionary_count.parquet");
+    let out = fairshare(["sshare", "--tree-format", "parquet", "--tree", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("damaged_dictionary_count.parquet"), "{err}");
+    assert!(
+        err.contains("row group 0") && err.contains("dictionary page declares 939524095 values in 24 bytes"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
