@@ -5,7 +5,7 @@ use std::ops::Range;
 
 /// Cuts `owners` into runs of consecutive owners holding at least `chunk` items each (the last
 /// may hold fewer; every run has an owner), owner `x` holding items `first_item(x)..first_item(x +
-/// 1)`, never fewer than owner `x - 1`. Returns each run with its number of items.
+/// 1)` (so `first_item` never decreases). Returns each run with its number of items.
 /// With owners 0..4 holding 3, 0, 5 and 1 items and chunks of 4: `[(0..3, 8), (3..4, 1)]`.
 pub(crate) fn owner_runs(
     owners: Range<usize>,

@@ -2,8 +2,8 @@
 //!
 //! A format supplies a [`LineParser`] built from its header; the file is then cut into blocks of
 //! about [`BLOCK`] bytes at line breaks. Reading a file into a sink goes block by block; charging
-//! parses the blocks of a wave in parallel, one worker per block, and adds the workers' charges to
-//! the total in file order: the sums are a sequential read's, for any thread count or block size.
+//! parses the blocks of a wave in parallel and adds their charges to the total in file order: the
+//! sums are a sequential read's, for any thread count or block size.
 
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
