@@ -98,31 +98,33 @@ fn unknown_sshare_field_is_an_error() {
     assert!(!out.status.success() && err.contains("Invalid field requested: \"Bogus\""), "{err}");
 }
 
+/// `sshare` on the damaged Parquet tree `tests/fixtures/<name>`: it must fail with status 1, no
+/// output and no panic; returns stderr, which must name the file.
+fn damaged_tree_error(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let out = fairshare(["sshare", "--tree-format", "parquet", "--tree", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked") && err.contains(name), "{err}");
+    assert!(out.stdout.is_empty());
+    err
+}
+
 /// A Parquet file whose footer gives a column chunk a negative offset (found by fuzzing): the
 /// Parquet reader asserts on it, which must come out as an error naming the file, not a panic.
 #[test]
 fn damaged_parquet_is_an_error_not_a_panic() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damaged_negative_offset.parquet");
-    let out = fairshare(["sshare", "--tree-format", "parquet", "--tree", path.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("damaged_negative_offset.parquet") && err.contains("Parquet reader failed"), "{err}");
-    assert!(out.stdout.is_empty());
+    let err = damaged_tree_error("damaged_negative_offset.parquet");
+    assert!(err.contains("Parquet reader failed"), "{err}");
 }
 
 /// A 5 KB file whose dictionary page declares 939 million entries (found by fuzzing): the Parquet
 /// reader would zero-fill 7.5 GB for them before failing, so the page headers are checked first.
 #[test]
 fn a_dictionary_page_declaring_more_than_it_holds_is_refused_before_decoding() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damaged_dictionary_count.parquet");
-    let out = fairshare(["sshare", "--tree-format", "parquet", "--tree", path.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("damaged_dictionary_count.parquet"), "{err}");
+    let err = damaged_tree_error("damaged_dictionary_count.parquet");
     assert!(
         err.contains("row group 0") && err.contains("dictionary page declares 939524095 values in 24 bytes"),
         "{err}"
     );
-    assert!(out.stdout.is_empty());
 }
