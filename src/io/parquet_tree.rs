@@ -7,7 +7,6 @@
 //!
 //! [`write()`] produces the canonical form of these columns, which [`read`] reads back unchanged.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,11 +17,11 @@ use arrow::array::{
 use arrow::compute::{cast, concat};
 use arrow::datatypes::{DataType, UInt64Type};
 use arrow::error::ArrowError;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
 
-use super::row_groups::{check_pages, first_rows, group_reader, guarded};
+use super::row_groups::{first_rows, group_reader, guarded, open_checked};
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
 use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeColumns, TreeInput, records_batch};
@@ -42,12 +41,9 @@ pub fn read(path: &Path) -> Result<TreeInput> {
 /// Not Parquet, a missing column, or a null where a value is required, with its row (1-based).
 pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     guarded(path, || {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let metadata =
-            ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
+        let (_, metadata) = open_checked(path, ArrowReaderOptions::new())?;
         let rows = metadata.metadata().file_metadata().num_rows().max(0) as u64;
         crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
-        check_pages(path, metadata.metadata())?;
         let groups = metadata.metadata().row_groups();
         let first_row = first_rows(&metadata);
         // Row groups are decoded across cores, each as one batch of its size, a wave of one per core
@@ -318,7 +314,8 @@ mod tests {
         let write_groups = |name: &str, batch: &RecordBatch| {
             let path = dir.path().join(name);
             let props = WriterProperties::builder().set_max_row_group_row_count(Some(2)).build();
-            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+            let mut w =
+                ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
             w.write(batch).unwrap();
             w.close().unwrap();
             path

@@ -1,12 +1,14 @@
 //! Reading a Parquet file a row group at a time, so the groups can be decoded across cores while
 //! errors still name rows of the whole file; [`guarded`], which every Parquet read runs in; and
-//! [`check_pages`], which every Parquet read calls before decoding.
+//! [`open_checked`], which every Parquet read opens its file with.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 use parquet::basic::Type as PhysicalType;
 use parquet::column::page::{Page, PageReader};
 use parquet::file::metadata::ParquetMetaData;
@@ -48,6 +50,18 @@ pub(crate) fn group_reader(
         .map_err(|e| Error::format(path, e))
 }
 
+/// Opens the Parquet file `path` and reads its footer with `options`, then [`check_pages`]: so no
+/// reader decodes a page before its header has been checked.
+///
+/// # Errors
+/// The file cannot be opened, is not Parquet, or has a damaged page header, naming `path`.
+pub(crate) fn open_checked(path: &Path, options: ArrowReaderOptions) -> Result<(std::fs::File, ArrowReaderMetadata)> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let metadata = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
+    check_pages(path, metadata.metadata())?;
+    Ok((file, metadata))
+}
+
 /// Checks the page headers of every column chunk of `path` before anything is decoded: a
 /// dictionary page must hold the values it declares (at the least width of its type), and a page of
 /// a column without repetition cannot declare more values than its row group has rows.
@@ -58,7 +72,7 @@ pub(crate) fn group_reader(
 ///
 /// # Errors
 /// A page that declares more than it can hold, or a header that cannot be read, naming `path`.
-pub(crate) fn check_pages(path: &Path, metadata: &ParquetMetaData) -> Result<()> {
+fn check_pages(path: &Path, metadata: &ParquetMetaData) -> Result<()> {
     let file = Arc::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
     let format = |e| Error::format(path, e);
     for (g, group) in metadata.row_groups().iter().enumerate() {
@@ -111,10 +125,10 @@ pub(crate) fn check_pages(path: &Path, metadata: &ParquetMetaData) -> Result<()>
 pub fn read_whole(path: &Path) -> Result<arrow::array::RecordBatch> {
     use arrow::array::RecordBatchReader;
     guarded(path, || {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-        check_pages(path, builder.metadata())?;
-        let reader = builder.build().map_err(|e| Error::format(path, e))?;
+        let (file, metadata) = open_checked(path, ArrowReaderOptions::new())?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
+            .build()
+            .map_err(|e| Error::format(path, e))?;
         let schema = reader.schema();
         let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::format(path, e))?;
         arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))

@@ -25,7 +25,7 @@ use super::text::{Interner, parse_timestamp, whole_numbers};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
-use crate::io::row_groups::{check_pages, first_rows, group_reader, guarded};
+use crate::io::row_groups::{first_rows, group_reader, guarded, open_checked};
 use crate::io::text::strip_zero_fraction;
 use crate::io::text::{recycle, split_fields};
 
@@ -614,10 +614,7 @@ impl ParquetWaves {
     /// An unreadable file or one that is not Parquet.
     pub fn open(path: &Path, keep: &[Tres]) -> Result<Self> {
         guarded(path, || {
-            let file = File::open(path).map_err(|e| Error::io(path, e))?;
-            let plain =
-                ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| Error::format(path, e))?;
-            check_pages(path, plain.metadata())?;
+            let (_, plain) = open_checked(path, ArrowReaderOptions::new())?;
             // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
             // and each distinct value is then interned or read once instead of once per job.
             let fields: Vec<arrow::datatypes::FieldRef> = plain

@@ -10,14 +10,13 @@
 //! account row's own value is drawn.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{ArrayRef, AsArray, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 
 use super::font::text_width;
 use super::{Anchor, Color, Item, Scene, Text, nice_ticks, short_number};
@@ -141,9 +140,8 @@ fn column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result
 
 fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
     crate::io::row_groups::guarded(path, || {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-        crate::io::row_groups::check_pages(path, builder.metadata())?;
+        let (file, metadata) = crate::io::row_groups::open_checked(path, ArrowReaderOptions::new())?;
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
         let algorithm = builder
             .metadata()
             .file_metadata()

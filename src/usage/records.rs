@@ -13,12 +13,10 @@ use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, StringArray
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Int32Type, Int64Type, TimeUnit};
 use arrow::error::ArrowError;
-use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
-};
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
 use crate::error::{Error, Result};
-use crate::io::row_groups::{check_pages, first_rows, group_reader, guarded};
+use crate::io::row_groups::{first_rows, group_reader, guarded, open_checked};
 use crate::io::text::{recycle, split_fields};
 
 use super::lines::{LineParser, read_header, read_lines};
@@ -287,10 +285,11 @@ fn times(a: &ArrayRef) -> std::result::Result<Int64Array, (Option<usize>, String
 /// required, naming the row (1-based).
 pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
     guarded(path, || {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::format(path, e))?;
-        check_pages(path, builder.metadata())?;
-        let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| Error::format(path, e))?;
+        let (file, metadata) = open_checked(path, ArrowReaderOptions::new())?;
+        let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| Error::format(path, e))?;
         read_batches(path, reader, 0, sink)
     })
 }
@@ -305,12 +304,9 @@ const BATCH_ROWS: usize = 64 * 1024;
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
 pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result<UsageCharger<'c, 'a>> {
     guarded(path, || {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         // Names as plain strings: rebuilding the writer's Arrow dictionaries (its schema hint) would
         // intern every value of a column whose Parquet pages fell back to plain encoding.
-        let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
-        let meta = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
-        check_pages(path, meta.metadata())?;
+        let (_, meta) = open_checked(path, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?;
         let groups = meta.metadata().row_groups();
         let first_rows = first_rows(&meta);
         let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {
