@@ -129,9 +129,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     let mut sorted = vec![0u32; n_slots];
     let mut tied_prev = vec![false; n_slots];
     {
-        // Owners sit above the deepest level; the rows of that level own nothing.
-        let owners = tree.level_offsets()[tree.levels().saturating_sub(1)] as usize;
-        let runs = owner_runs(0..owners, CHUNK, |x| offsets[x] as usize);
+        let runs = owner_runs(0..tree.parent_rows(), CHUNK, |x| offsets[x] as usize);
         let mut tasks: Vec<_> = runs
             .iter()
             .map(|(owners, _)| owners.clone())

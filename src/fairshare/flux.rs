@@ -43,10 +43,10 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     let users = tree.fs_groups().user_flags();
     let parents = tree.parents();
 
-    // Per-parent sibling sums, in child order, as flux-accounting accumulates them. Parents sit
-    // above the deepest level, so the column stops there (most rows are leaf users).
+    // Per-parent sibling sums, in child order, as flux-accounting accumulates them, for the rows
+    // that can be parents.
     let (starts, counts) = (tree.child_starts(), tree.child_counts());
-    let parent_rows = tree.level_offsets()[tree.levels().saturating_sub(1)] as usize;
+    let parent_rows = tree.parent_rows();
     let sums = par_column(parent_rows, |p| {
         let kids = starts[p] as usize..(starts[p] + counts[p]) as usize;
         let s = shares[kids.clone()].iter().fold(0u64, |acc, &c| acc.wrapping_add(c));

@@ -201,6 +201,12 @@ impl AssocTree {
         self.level_offsets[k] as usize..self.level_offsets[k + 1] as usize
     }
 
+    /// The rows above the deepest level, `0..parent_rows()`: the only rows that can have children
+    /// (in most trees, the accounts, a small part of the rows).
+    pub fn parent_rows(&self) -> usize {
+        self.level_offsets[self.levels().saturating_sub(1)] as usize
+    }
+
     /// Input ids.
     pub fn ids(&self) -> &[u64] {
         self.id.values()
