@@ -9,11 +9,14 @@
 mod cli;
 mod conformance;
 mod errors;
+mod limits;
 mod plot;
 mod priority;
 mod reliability;
 mod run;
+mod safety;
 mod shares;
+mod streams;
 mod usage;
 
 use std::path::Path;

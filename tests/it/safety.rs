@@ -1,0 +1,1 @@
+//! Data safety: outputs replace only what the engine wrote, temps are unpredictable and never follow links, modes are kept.

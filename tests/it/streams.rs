@@ -1,0 +1,1 @@
+//! Streams: pipes, FIFOs, standard input (`-`) and endless inputs such as /dev/zero.
