@@ -6,6 +6,7 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
+use std::io::Write;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -18,12 +19,29 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
-    match cli::run(cli::Cli::parse()) {
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => return clap_exit(&e),
+    };
+    match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("fairshare: error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Prints clap's help, version or usage error. Unlike `clap::Error::exit`, a failed write (help
+/// into a full disk) is a failure; a closed pipe is not.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    let printed = e.print().and_then(|()| std::io::stdout().flush());
+    match printed {
+        Err(w) if w.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("fairshare: error: <stdout>: {w}");
+            ExitCode::FAILURE
+        }
+        _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
     }
 }

@@ -1,6 +1,6 @@
 //! Command-line syntax (clap derive). Nothing here is interpreted: [`super::settings`] resolves it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -128,8 +128,8 @@ pub struct ScoreArgs {
     pub tree: TreeArgs,
     #[command(flatten)]
     pub queue: QueueArgs,
-    /// Output Parquet file (written atomically).
-    #[arg(long, value_name = "FILE.parquet")]
+    /// Output Parquet file (written atomically; missing parent directories are created).
+    #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
     pub out: PathBuf,
 }
 
@@ -309,8 +309,8 @@ pub struct ComputeArgs {
     pub tree: TreeArgs,
     #[command(flatten)]
     pub usage: UsageArgs,
-    /// Output Parquet file (written atomically).
-    #[arg(long, value_name = "FILE.parquet")]
+    /// Output Parquet file (written atomically; missing parent directories are created).
+    #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
     pub out: PathBuf,
 }
 
@@ -394,6 +394,22 @@ pub struct ExplainArgs {
 }
 
 /// `NAME=VALUE`, split at the first `=`.
+/// A Parquet output's path: not `-` (Parquet is binary and written by rename, so it cannot go to
+/// standard output) and not a name whose extension promises another format.
+fn parquet_path(text: &str) -> Result<PathBuf, String> {
+    if text == "-" {
+        return Err("Parquet cannot be written to standard output; give a file name (FILE.parquet)".into());
+    }
+    let path = PathBuf::from(text);
+    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match ext.as_deref() {
+        Some(e @ ("csv" | "tsv" | "txt" | "json" | "jsonl" | "ndjson" | "svg" | "png" | "arrow" | "feather")) => Err(
+            format!("{text:?} names a .{e} file, but this output is Parquet; use a .parquet name"),
+        ),
+        _ => Ok(path),
+    }
+}
+
 fn parse_assignment(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
@@ -509,7 +525,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 10)]
     pub top: usize,
     /// Also write one Parquet row per user association with `fs_<variant>` and `rank_<variant>`.
-    #[arg(long, value_name = "FILE.parquet")]
+    #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
     pub out: Option<PathBuf>,
 }
 
@@ -522,4 +538,51 @@ pub struct DiffArgs {
     /// How many changes of each kind to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+}
+
+impl Command {
+    /// The input files named on the command line, with their flags (a site or hardware file's own
+    /// paths are not among them).
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        type Inputs<'a> = Vec<(&'static str, Option<&'a Path>)>;
+        fn tree(t: &TreeArgs) -> Inputs<'_> {
+            vec![("--tree", t.tree.as_deref())]
+        }
+        fn usage(u: &UsageArgs) -> Inputs<'_> {
+            vec![("--jobs", u.jobs.as_deref()), ("--slurm-conf", u.slurm_conf.as_deref()), ("--qos", u.qos.as_deref())]
+        }
+        fn queue(q: &QueueArgs) -> Inputs<'_> {
+            vec![
+                ("--pending", Some(&q.pending)),
+                ("--slurm-conf", q.slurm_conf.as_deref()),
+                ("--qos", q.qos.as_deref()),
+            ]
+        }
+        let all: Inputs<'_> = match self {
+            Command::Sshare(a) => [tree(&a.tree), usage(&a.usage)].concat(),
+            Command::Compute(a) => [tree(&a.tree), usage(&a.usage)].concat(),
+            Command::Usage(a) => [tree(&a.tree), usage(&a.usage)].concat(),
+            Command::Compare(a) => [tree(&a.tree), usage(&a.usage)].concat(),
+            Command::Sprio(a) => [tree(&a.tree), queue(&a.queue)].concat(),
+            Command::Score(a) => [tree(&a.tree), queue(&a.queue)].concat(),
+            Command::Run(a) => [
+                tree(&a.tree),
+                usage(&a.usage),
+                vec![
+                    ("--site", a.site.as_deref()),
+                    ("--pending", a.pending.as_deref()),
+                    ("--flux-db", a.flux_db.as_deref()),
+                ],
+            ]
+            .concat(),
+            Command::Explain(a) => [tree(&a.tree), usage(&a.usage), vec![("--pending", a.pending.as_deref())]].concat(),
+            Command::Shares(a) => vec![("--hardware", Some(a.hardware.as_path()))],
+            Command::Plot(a) => match &a.what {
+                PlotCommand::Icicle(i) => [tree(&i.tree), usage(&i.usage)].concat(),
+                PlotCommand::History(_) => Vec::new(),
+            },
+            Command::Diff(_) => Vec::new(),
+        };
+        all.into_iter().filter_map(|(flag, p)| Some((flag, p?))).collect()
+    }
 }

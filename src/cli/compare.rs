@@ -236,20 +236,36 @@ pub(crate) fn diff(a: &DiffArgs) -> Result<()> {
             let _ = writeln!(text, "  {label}: {k}");
         }
     }
+    let params = parameter_changes(&a.run_a, &a.run_b)?;
+    let _ = writeln!(text, "\n{}", count(params.len(), "parameter change", "parameter changes"));
+    for (key, x, y) in &params {
+        let _ = writeln!(text, "  {key:<40} {x} → {y}");
+    }
     let shares: Vec<&(usize, usize)> = common.iter().filter(|(i, j)| ra.shares[*i] != rb.shares[*j]).collect();
-    let _ = writeln!(text, "\n{} share changes", shares.len());
+    let _ = writeln!(text, "\n{}", count(shares.len(), "share change", "share changes"));
     for &&(i, j) in shares.iter().take(a.top) {
         let _ = writeln!(text, "  {:<40} {} → {}", ra.key[i], ra.shares[i], rb.shares[j]);
     }
     let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
-    let usage_changed = common.iter().filter(|(i, j)| !same(ra.usage[*i], rb.usage[*j])).count();
+    let mut used: Vec<&(usize, usize)> = common.iter().filter(|(i, j)| !same(ra.usage[*i], rb.usage[*j])).collect();
+    used.sort_by(|x, y| {
+        let d = |p: &(usize, usize)| (rb.usage[p.1] - ra.usage[p.0]).abs();
+        d(y).total_cmp(&d(x)).then(x.0.cmp(&y.0))
+    });
+    let _ = writeln!(text, "\n{}, largest first:", count(used.len(), "usage change", "usage changes"));
+    for &&(i, j) in used.iter().take(a.top) {
+        let _ = writeln!(text, "  {:<40} RawUsage {:.0} → {:.0}", ra.key[i], ra.usage[i], rb.usage[j]);
+    }
     let mut moved: Vec<&(usize, usize)> = common.iter().filter(|(i, j)| !same(ra.factor[*i], rb.factor[*j])).collect();
     moved.sort_by(|x, y| {
         let d = |p: &(usize, usize)| (rb.factor[p.1] - ra.factor[p.0]).abs();
         d(y).total_cmp(&d(x)).then(x.0.cmp(&y.0))
     });
-    let _ =
-        writeln!(text, "\n{usage_changed} usage changes; {} fair-share factor changes, largest first:", moved.len());
+    let _ = writeln!(
+        text,
+        "\n{}, largest first:",
+        count(moved.len(), "fair-share factor change", "fair-share factor changes")
+    );
     for &&(i, j) in moved.iter().take(a.top) {
         let _ = writeln!(
             text,
@@ -296,4 +312,34 @@ pub(crate) fn diff(a: &DiffArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| Error::io("<stdout>", e))
+}
+
+/// `1 share change`, `2 share changes`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The run parameters (`run.json`'s `parameters`) that differ between two run directories, as
+/// (key, value in A, value in B); a key missing on one side reads `(none)`. Runs without a
+/// `run.json` have no parameters to compare.
+fn parameter_changes(run_a: &Path, run_b: &Path) -> Result<Vec<(String, String, String)>> {
+    let read = |dir: &Path| -> Result<serde_json::Map<String, serde_json::Value>> {
+        let path = dir.join("run.json");
+        let Ok(text) = std::fs::read_to_string(&path) else { return Ok(serde_json::Map::new()) };
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::input(&path, Some(e.line() as u64), format!("not valid JSON: {e}")))?;
+        Ok(json.get("parameters").and_then(|p| p.as_object()).cloned().unwrap_or_default())
+    };
+    let (pa, pb) = (read(run_a)?, read(run_b)?);
+    let keys: std::collections::BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
+    let shown = |v: Option<&serde_json::Value>| match v {
+        None => "(none)".to_string(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    Ok(keys
+        .into_iter()
+        .filter(|k| pa.get(*k) != pb.get(*k))
+        .map(|k| (k.clone(), shown(pa.get(k)), shown(pb.get(k))))
+        .collect())
 }

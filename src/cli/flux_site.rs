@@ -15,6 +15,8 @@ use super::run::{Outputs, Stages};
 
 pub(crate) fn run(a: &RunArgs) -> Result<()> {
     let db = a.flux_db.as_deref().expect("called with --flux-db");
+    // Before the usage reader opens it by name (SQLite reads a database in place).
+    fairshare::io::source::require_file(db, "a flux-accounting database")?;
     let now = match &a.usage.now {
         Some(t) => fairshare::jobs::parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
         None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
@@ -37,6 +39,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     let result = fs::compute(&tree, &settings.params)?;
     stages.finish("fairshare", || format!("{} associations (flux weighted tree)", tree.len()));
 
+    let inputs = super::run::describe_inputs(a.out_dir.is_some(), &[("flux_db", db)], false)?;
     if a.write_back {
         let values: Vec<(String, String, f64)> = (0..tree.len())
             .filter(|&r| tree.is_user(r))
@@ -59,13 +62,12 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     Outputs {
         out_dir: a.out_dir.as_deref(),
         source: &source,
-        embedded: false,
         tree: &tree,
         result: &result,
         now,
         usage_meta: meta,
         rows,
-        inputs: vec![("flux_db", db.to_path_buf())],
+        inputs,
         queue: None,
     }
     .write(stages)

@@ -118,6 +118,23 @@ impl TreeSettings {
         Ok(())
     }
 
+    /// What-if `--set-shares`, recorded with the outputs so a what-if run differs from the real
+    /// one in its parameters, not only in its numbers.
+    fn what_if_metadata(&self) -> Vec<KeyValue> {
+        if self.set_shares.is_empty() {
+            return Vec::new();
+        }
+        let edits: Vec<String> = self
+            .set_shares
+            .iter()
+            .map(|(name, shares)| match shares {
+                fairshare::tree::Shares::Parent => format!("{name}=parent"),
+                fairshare::tree::Shares::Value(n) => format!("{name}={n}"),
+            })
+            .collect();
+        vec![KeyValue::new("fairshare.set_shares".to_string(), edits.join(","))]
+    }
+
     fn source(&self) -> String {
         self.path.as_ref().map_or_else(|| "<embedded default site>".to_string(), |p| p.display().to_string())
     }
@@ -149,6 +166,7 @@ fn sshare_options(a: &SshareArgs) -> SshareOptions {
         accounts: a.accounts.clone(),
         users: a.users.clone(),
         format: a.format.clone(),
+        dest: None,
     }
 }
 
@@ -168,6 +186,19 @@ pub fn run(cli: Cli) -> Result<()> {
         // No subcommand: the main job on the embedded default site.
         None => Cli::try_parse_from(["fairshare", "run"]).ok().and_then(|c| c.command).expect("`run` parses"),
     };
+    // Standard input can be read as one input only.
+    let stdin: Vec<&str> = command
+        .inputs()
+        .into_iter()
+        .filter(|(_, p)| p.as_os_str() == fairshare::io::source::STDIN)
+        .map(|(flag, _)| flag)
+        .collect();
+    if stdin.len() > 1 {
+        return Err(Error::Usage(format!(
+            "standard input (`-`) is given to {}: only one input can read it; give the others as files",
+            stdin.join(" and ")
+        )));
+    }
     match command {
         Command::Sshare(a) => {
             let (_, tree, result, _) = load_with_usage(&a.tree, &a.usage)?;
@@ -180,10 +211,15 @@ pub fn run(cli: Cli) -> Result<()> {
             let (settings, tree, result, usage_meta) = load_with_usage(&a.tree, &a.usage)?;
             let mut meta = metadata(&result, &settings.source());
             meta.extend(usage_meta);
+            meta.extend(settings.what_if_metadata());
             write_parquet(&a.out, &into_association_batch(&tree, result), meta)
         }
         Command::Usage(mut a) => {
             let instants = usage::history_instants(&a)?;
+            if !instants.is_empty() {
+                // Refused before the charging; checked again when the history is committed.
+                fairshare::output::atomic::check_replaceable(&a.out, fairshare::output::atomic::DirKind::History)?;
+            }
             if let (Some(last), None) = (instants.last(), &a.usage.now) {
                 a.usage.now = Some(last.to_string());
             }
@@ -193,7 +229,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 return usage::write_history(&settings, &usage, instants, &a.out);
             }
             let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref())?;
-            let (input, meta, _) = charged_input(&settings, &usage)?;
+            let (input, mut meta, _) = charged_input(&settings, &usage)?;
+            meta.extend(settings.what_if_metadata());
             fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
         }
         Command::Run(a) => run::run(a),
@@ -219,6 +256,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 partitions: a.partitions.clone(),
                 sort: a.sort.clone(),
                 tres_weight_text: queue.tres_weight_text.clone(),
+                dest: None,
             };
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

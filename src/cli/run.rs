@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::ValueEnum;
 use fairshare::fairshare as fs;
-use fairshare::output::atomic::{AtomicDir, AtomicFile};
+use fairshare::output::atomic::{AtomicDir, AtomicFile, DirKind, check_replaceable, create_private_dir};
 use fairshare::output::parquet::{association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{SshareOptions, write_sshare};
@@ -54,10 +54,10 @@ const DEFAULT_SITE: [(&str, &str); 6] = [
 struct EmbeddedSite(PathBuf);
 
 impl EmbeddedSite {
+    /// Writes the files into a new private directory: a fixed name under the shared temporary
+    /// directory could be planted (as a link to the user's files) by another local user.
     fn write() -> Result<Self> {
-        let dir = std::env::temp_dir().join(format!("fairshare-default-site-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let site = EmbeddedSite(dir);
+        let site = EmbeddedSite(create_private_dir(&std::env::temp_dir(), "fairshare-default-site-")?);
         for (name, body) in DEFAULT_SITE {
             let path = site.0.join(name);
             std::fs::write(&path, body).map_err(|e| Error::io(&path, e))?;
@@ -87,11 +87,7 @@ fn parse_enum<T: ValueEnum>(value: &str, key: &str, file: &Path, text: &str) -> 
 
 /// Fills the options the command line left unset from the site file.
 fn apply_site(a: &mut RunArgs, file: &Path) -> Result<()> {
-    let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64;
-        Error::input(file, line, "not valid UTF-8 text")
-    })?;
+    let text = fairshare::io::source::read_config(file)?;
     let site: SiteFile = toml::from_str(&text).map_err(|e| {
         let line = e.span().map(|s| 1 + text[..s.start].matches('\n').count() as u64);
         Error::input(file, line, e.message().to_string())
@@ -197,9 +193,32 @@ fn peak_rss_since_last_stage() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The identities of the input files, (role, path), for `run.json` (empty when no run directory
+/// is written). Taken as the inputs were read, before anything (a flux write-back) changes them.
+///
+/// # Errors
+/// An input cannot be read again.
+pub(super) fn describe_inputs(wanted: bool, inputs: &[(&str, &Path)], embedded: bool) -> Result<Vec<serde_json::Value>> {
+    if !wanted {
+        return Ok(Vec::new());
+    }
+    inputs
+        .iter()
+        .map(|&(role, p)| {
+            let mut d = describe_input(role, p)?;
+            if embedded {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                d["path"] = format!("<embedded default site>/{name}").into();
+            }
+            Ok(d)
+        })
+        .collect()
+}
+
 /// An input file's identity for `run.json`: size and XXH3-64 of its bytes.
 fn describe_input(role: &str, path: &Path) -> Result<serde_json::Value> {
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // A stream is read again from its spool.
+    let mut file = fairshare::io::source::open(path)?;
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;
@@ -221,6 +240,10 @@ fn describe_input(role: &str, path: &Path) -> Result<serde_json::Value> {
 
 /// `fairshare run`.
 pub(crate) fn run(mut a: RunArgs) -> Result<()> {
+    // Refused before any work (and before a flux write-back): the check is repeated at commit.
+    if let Some(dir) = &a.out_dir {
+        check_replaceable(dir, DirKind::Run)?;
+    }
     if a.flux_db.is_some() {
         return super::flux_site::run(&a);
     }
@@ -288,19 +311,16 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         stages.finish("priority", || format!("{} pending jobs, {} priority rows", q.jobs.len(), q.scores.job.len()));
     }
 
-    let mut inputs = Vec::new();
-    for (role, path) in [
+    let roles = [
         ("site", site_file.as_deref()),
         ("slurm_conf", a.usage.slurm_conf.as_deref()),
         ("qos", a.usage.qos.as_deref()),
         ("tree", a.tree.tree.as_deref()),
         ("jobs", a.usage.jobs.as_deref()),
         ("pending", a.pending.as_deref()),
-    ] {
-        if let Some(p) = path {
-            inputs.push((role, p.to_path_buf()));
-        }
-    }
+    ];
+    let inputs: Vec<(&str, &Path)> = roles.into_iter().filter_map(|(role, p)| Some((role, p?))).collect();
+    let inputs = describe_inputs(a.out_dir.is_some(), &inputs, embedded.is_some())?;
     let mut rows = serde_json::Map::new();
     if let Some(r) = &report {
         rows.insert("job_records".into(), r.records.into());
@@ -312,6 +332,7 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
     // the data files do not depend on the process.
     let usage_meta = usage_meta
         .into_iter()
+        .chain(settings.what_if_metadata())
         .map(|kv| match (&embedded, kv.key.as_str(), &kv.value) {
             (Some(_), "fairshare.jobs", Some(v)) => {
                 let name = Path::new(v).file_name().unwrap_or_default().to_string_lossy().into_owned();
@@ -323,7 +344,6 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
     let outputs = Outputs {
         out_dir: a.out_dir.as_deref(),
         source: &source,
-        embedded: embedded.is_some(),
         tree: &tree,
         result: &result,
         now,
@@ -339,15 +359,14 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
 pub(super) struct Outputs<'a> {
     pub out_dir: Option<&'a Path>,
     pub source: &'a str,
-    pub embedded: bool,
     pub tree: &'a AssocTree,
     pub result: &'a fs::FairShare,
     pub now: i64,
     pub usage_meta: Vec<parquet::file::metadata::KeyValue>,
     /// Row counts of the usage stage, for `run.json`.
     pub rows: serde_json::Map<String, serde_json::Value>,
-    /// (role, path) of every input file.
-    pub inputs: Vec<(&'static str, PathBuf)>,
+    /// Every input file's identity for `run.json` ([`describe_inputs`]).
+    pub inputs: Vec<serde_json::Value>,
     pub queue: Option<Queue>,
 }
 
@@ -369,11 +388,12 @@ impl Outputs<'_> {
             return Ok(());
         };
 
-        let dir = AtomicDir::create(out_dir)?;
+        let dir = AtomicDir::create(out_dir, DirKind::Run)?;
         let mut meta = metadata(result, self.source);
         meta.extend(self.usage_meta.iter().cloned());
         write_parquet(&dir.path().join("associations.parquet"), &association_batch(tree, result), meta)?;
         let mut text = AtomicFile::create(&dir.path().join("sshare.txt"))?;
+        let sshare_opts = SshareOptions { dest: Some(out_dir.join("sshare.txt")), ..sshare_opts };
         write_sshare(&mut text, tree, result, &sshare_opts)?;
         text.commit()?;
         let mut rows = serde_json::Map::new();
@@ -384,7 +404,11 @@ impl Outputs<'_> {
             rows.insert("pending_jobs".into(), q.jobs.len().into());
             rows.insert("priority_rows".into(), q.scores.job.len().into());
             let format = Format::default_for(&q.weights, false, false, false);
-            let opts = SprioOptions { tres_weight_text: q.tres_weight_text.clone(), ..SprioOptions::default() };
+            let opts = SprioOptions {
+                tres_weight_text: q.tres_weight_text.clone(),
+                dest: Some(out_dir.join("sprio.txt")),
+                ..SprioOptions::default()
+            };
             let mut text = AtomicFile::create(&dir.path().join("sprio.txt"))?;
             write_sprio(&mut text, &q.scores, &q.jobs, &q.weights, &format, &opts)?;
             text.commit()?;
@@ -393,15 +417,6 @@ impl Outputs<'_> {
         }
         stages.finish("write", || out_dir.display().to_string());
 
-        let mut inputs = Vec::new();
-        for (role, p) in &self.inputs {
-            let mut d = describe_input(role, p)?;
-            if self.embedded {
-                let name = p.file_name().unwrap_or_default().to_string_lossy();
-                d["path"] = format!("<embedded default site>/{name}").into();
-            }
-            inputs.push(d);
-        }
         let p = result.params;
         let mut parameters = serde_json::json!({
             "algorithm": p.algorithm.name(),
@@ -419,7 +434,7 @@ impl Outputs<'_> {
             "fairshare_version": env!("CARGO_PKG_VERSION"),
             "source": self.source,
             "parameters": parameters,
-            "inputs": inputs,
+            "inputs": self.inputs,
             "rows": rows,
             "timings_s": stages.json(),
             "peak_rss_bytes": stages.memory_json(),

@@ -177,7 +177,7 @@ impl Toml<'_> {
 
 /// Reads the hardware file and what it names.
 fn read_site(file: &Path) -> Result<Site> {
-    let text = std::fs::read_to_string(file).map_err(|e| Error::io(file, e))?;
+    let text = fairshare::io::source::read_config(file)?;
     let t = Toml { file, text: &text };
     let h: HardwareFile = toml::from_str(&text).map_err(|e| t.err(e.span(), e.message().trim_end().to_string()))?;
     let base = file.parent().unwrap_or(Path::new("."));

@@ -35,6 +35,8 @@ pub(crate) struct UsageSettings {
     pub timezone: Tz,
     pub charge_job_end: bool,
     pub flux_interval: i64,
+    /// What-if `--billing` (partition, weights), recorded with the outputs.
+    pub billing: Vec<(String, String)>,
 }
 
 fn time(text: &str, flag: &str) -> Result<i64> {
@@ -104,6 +106,7 @@ impl UsageSettings {
             half_life = 604_800;
         }
         Ok(Some(UsageSettings {
+            billing: u.billing.clone(),
             jobs: jobs.clone(),
             format,
             conf,
@@ -227,6 +230,11 @@ impl UsageSettings {
             m.push(("fairshare.first_pass", d.first_pass.to_string()));
             m.push(("fairshare.charge_job_end", d.charge_job_end.to_string()));
         }
+        if !self.billing.is_empty() {
+            // Weights hold commas: partitions are separated by `;`.
+            let billing: Vec<String> = self.billing.iter().map(|(p, w)| format!("{p}={w}")).collect();
+            m.push(("fairshare.billing", billing.join(";")));
+        }
         m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
 }
@@ -280,7 +288,7 @@ fn date_and_time(t: i64) -> (String, String) {
 }
 
 /// Charges the records once for every instant and writes one Parquet file per instant (usage and
-/// fair-share of every association, with an `at` column), partitioned by date, as one directory
+/// fair-share of every association, with an `as_of` UTC timestamp column), partitioned by date, as one directory
 /// that appears atomically.
 ///
 /// # Errors
@@ -293,9 +301,9 @@ pub(crate) fn write_history(
 ) -> Result<()> {
     use std::sync::Arc;
 
-    use arrow::array::{Int64Array, RecordBatch};
-    use arrow::datatypes::{DataType, Field, Schema};
-    use fairshare::output::atomic::AtomicDir;
+    use arrow::array::{RecordBatch, TimestampMicrosecondArray};
+    use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+    use fairshare::output::atomic::{AtomicDir, DirKind};
     use fairshare::output::parquet::{association_batch, metadata, write_parquet};
     use fairshare::usage::history::{Instants, charge_history};
     use parquet::file::metadata::KeyValue;
@@ -314,7 +322,9 @@ pub(crate) fn write_history(
     let row_of_id: std::collections::HashMap<u64, usize> =
         tree.ids().iter().enumerate().map(|(row, &id)| (id, row)).collect();
     let tree_rows: Vec<usize> = input.records.iter().map(|r| row_of_id[&r.id]).collect();
-    let dir = AtomicDir::create(out)?;
+    let dir = AtomicDir::create(out, DirKind::History)?;
+    let carried = dir.keep_previous()?;
+    let mut written = std::collections::HashSet::new();
     let source = settings.source();
     let mut by_row = vec![0.0; tree.len()];
     history.for_each_instant(|i, record_usage| {
@@ -325,20 +335,34 @@ pub(crate) fn write_history(
         let at_tree = tree.with_user_usage(&by_row);
         let result = fairshare::fairshare::compute(&at_tree, &settings.params)?;
         let batch = association_batch(&at_tree, &result);
-        let at: arrow::array::ArrayRef = Arc::new(Int64Array::from(vec![t; at_tree.len()]));
-        let mut fields: Vec<Field> = vec![Field::new("at", DataType::Int64, false)];
+        // A UTC timestamp, named so that SQL needs no quoting (`at` is a DuckDB keyword).
+        let as_of = TimestampMicrosecondArray::from(vec![t * 1_000_000; at_tree.len()]).with_timezone("UTC");
+        let at: arrow::array::ArrayRef = Arc::new(as_of);
+        let mut fields: Vec<Field> =
+            vec![Field::new("as_of", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), false)];
         fields.extend(batch.schema().fields().iter().map(|f| f.as_ref().clone()));
         let mut columns = vec![at];
         columns.extend(batch.columns().iter().cloned());
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| Error::format(out, e))?;
         let mut meta = metadata(&result, &source);
+        meta.extend(settings.what_if_metadata());
         meta.extend(usage.metadata_at(algorithm, t).into_iter().map(|(k, v)| KeyValue::new(k, v)));
         let (date, hms) = date_and_time(t);
         let part = dir.path().join(format!("date={date}"));
         std::fs::create_dir_all(&part).map_err(|e| Error::io(&part, e))?;
+        written.insert(format!("date={date}/{hms}.parquet"));
         write_parquet(&part.join(format!("{hms}.parquet")), &batch, meta)
     })?;
     dir.commit()?;
+    if !carried.is_empty() {
+        let replaced = carried.iter().filter(|f| written.contains(f.as_str())).count();
+        eprintln!(
+            "fairshare: added {} instant(s) to the history in {} ({} earlier instant(s) kept, {replaced} replaced)",
+            written.len(),
+            out.display(),
+            carried.len() - replaced
+        );
+    }
     if let Some((job, line)) = history.report.first_unmatched {
         eprintln!(
             "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {job} at {}:{line}",

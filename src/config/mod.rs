@@ -29,13 +29,11 @@ pub use tres::{Tres, TresCounts, TresKind, TresMap, TresWeights, billable};
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-/// Reads a whole text file, naming it (and the line of the first bad byte) in the error.
+/// Reads a whole configuration file (`-` and pipes too, up to
+/// [`MAX_CONFIG_BYTES`](crate::io::source::MAX_CONFIG_BYTES)), naming it (and the line of the
+/// first bad byte) in the error.
 fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64;
-        Error::input(path, line, "not valid UTF-8 text")
-    })
+    crate::io::source::read_config(path)
 }

@@ -29,7 +29,7 @@ use super::flags::PriorityFlags;
 use super::hostlist::HostList;
 use super::read_text;
 use super::time::{TimeLimit, parse_time};
-use super::tres::{Tres, TresCounts, TresWeights, parse_tres_weights};
+use super::tres::{Tres, TresCounts, TresWeights, billable, parse_tres_weights};
 use crate::error::{Error, Result};
 
 /// More nodes than any cluster has; bounds memory when a typo such as `node[0-9999999999]` is read.
@@ -549,6 +549,15 @@ impl Reader {
             };
             partition.total_nodes = per_group.iter().sum();
             partition.tres = node_totals(&groups, &per_group, partition.total_nodes, &conf.licenses);
+            // Weights that bill the partition's own TRES beyond f64 would charge its jobs `inf`.
+            let whole = billable(&partition.tres, partition.billing_weights.as_ref(), conf.priority_flags);
+            if !whole.is_finite() {
+                return Err(loc.err(format!(
+                    "PartitionName={}: TRESBillingWeights bill the partition's own TRES {whole} per second, \
+                     not a finite number",
+                    partition.name
+                )));
+            }
             partition.norm_priority = f64::from(partition.priority_job_factor) / f64::from(max_factor);
             conf.partitions.push(partition);
         }

@@ -16,10 +16,11 @@ use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 /// Reads the association tree of a flux-accounting database.
 ///
 /// # Errors
-/// The file cannot be opened as SQLite, lacks `bank_table`/`association_table`, has no root bank,
-/// or has a negative share count.
+/// The file is `-` or a stream, cannot be opened as SQLite, lacks `bank_table`/`association_table`,
+/// has no root bank, or has a negative share count.
 pub fn read(path: &Path) -> Result<TreeInput> {
     let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
+    crate::io::source::require_file(path, "a flux-accounting database")?;
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(db_err)?;
     let root: String = conn
@@ -137,9 +138,10 @@ pub struct FluxPriorityTables {
 /// Tables or columns an older schema lacks leave the plugin's defaults.
 ///
 /// # Errors
-/// The file is not a readable SQLite database.
+/// The file is `-` or a stream, or not a readable SQLite database.
 pub fn read_priority_tables(path: &Path) -> Result<FluxPriorityTables> {
     let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
+    crate::io::source::require_file(path, "a flux-accounting database")?;
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(db_err)?;
     let mut tables = FluxPriorityTables::default();

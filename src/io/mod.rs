@@ -16,6 +16,7 @@ pub mod parquet_tree;
 pub(crate) mod row_groups;
 pub use row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};
 pub mod sacctmgr_dump;
+pub mod source;
 pub mod sshare_dump;
 pub(crate) mod text;
 
@@ -62,11 +63,7 @@ impl TreeFormat {
     /// # Errors
     /// The file cannot be read or matches no format.
     pub fn detect(path: &Path) -> Result<TreeFormat> {
-        use std::io::Read;
-        let mut head = vec![0u8; 4096];
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.read(&mut head).map_err(|e| Error::io(path, e))?;
-        head.truncate(len);
+        let head = source::head(path, 4096)?;
         if head.starts_with(b"PAR1") {
             return Ok(TreeFormat::Parquet);
         }
@@ -107,15 +104,24 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
         Some(f) => f,
         None => TreeFormat::detect(path)?,
     };
+    // Text trees run about 30 bytes per association.
+    let fits =
+        |bytes: u64| crate::memory::ensure_fits(path, "this tree", bytes / 30 * crate::memory::BYTES_PER_ASSOCIATION);
     if !matches!(format, TreeFormat::Parquet | TreeFormat::FluxDb) {
-        // Text trees run about 30 bytes per association.
-        let rows = crate::memory::file_size(path) / 30;
-        crate::memory::ensure_fits(path, "this tree", rows * crate::memory::BYTES_PER_ASSOCIATION)?;
+        fits(crate::memory::file_size(path))?;
     }
+    // A stream's size is known once it is read.
+    let text = || {
+        let text = text::read_to_string(path)?;
+        if source::is_stream(path) {
+            fits(text.len() as u64)?;
+        }
+        Ok::<_, Error>(text)
+    };
     match format {
-        TreeFormat::AssocCsv => assoc_csv::parse(path, &text::read_to_string(path)?),
-        TreeFormat::Sshare => sshare_dump::parse(path, &text::read_to_string(path)?),
-        TreeFormat::FluxCsv => flux_csv::parse(path, &text::read_to_string(path)?),
+        TreeFormat::AssocCsv => assoc_csv::parse(path, &text()?),
+        TreeFormat::Sshare => sshare_dump::parse(path, &text()?),
+        TreeFormat::FluxCsv => flux_csv::parse(path, &text()?),
         TreeFormat::FluxDb => flux_db::read(path),
         TreeFormat::Parquet => parquet_tree::read(path),
         TreeFormat::SacctmgrDump => sacctmgr_dump::read(path),

@@ -16,6 +16,11 @@ use parquet::file::serialized_reader::SerializedPageReader;
 
 use crate::error::{Error, Result};
 
+/// A handle of its own on the Parquet file `path` (or `-`, or a stream, spooled).
+fn parquet_file(path: &Path) -> Result<std::fs::File> {
+    super::source::file(path, "Parquet", b"PAR1")
+}
+
 /// The number of rows before each row group: row `i` (from 0) of group `g` is row
 /// `first_rows[g] + i + 1` of the file.
 pub(crate) fn first_rows(metadata: &ArrowReaderMetadata) -> Vec<u64> {
@@ -42,7 +47,7 @@ pub(crate) fn group_reader(
     g: usize,
     batch_rows: usize,
 ) -> Result<ParquetRecordBatchReader> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = parquet_file(path)?;
     ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
         .with_row_groups(vec![g])
         .with_batch_size(batch_rows.max(1))
@@ -56,7 +61,7 @@ pub(crate) fn group_reader(
 /// # Errors
 /// The file cannot be opened, is not Parquet, or has a damaged page header, naming `path`.
 pub(crate) fn open_checked(path: &Path, options: ArrowReaderOptions) -> Result<(std::fs::File, ArrowReaderMetadata)> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = parquet_file(path)?;
     let metadata = ArrowReaderMetadata::load(&file, options).map_err(|e| Error::format(path, e))?;
     check_pages(path, metadata.metadata())?;
     Ok((file, metadata))
@@ -73,7 +78,7 @@ pub(crate) fn open_checked(path: &Path, options: ArrowReaderOptions) -> Result<(
 /// # Errors
 /// A page that declares more than it can hold, or a header that cannot be read, naming `path`.
 fn check_pages(path: &Path, metadata: &ParquetMetaData) -> Result<()> {
-    let file = Arc::new(std::fs::File::open(path).map_err(|e| Error::io(path, e))?);
+    let file = Arc::new(parquet_file(path)?);
     let format = |e| Error::format(path, e);
     for (g, group) in metadata.row_groups().iter().enumerate() {
         let rows = usize::try_from(group.num_rows()).unwrap_or(0);

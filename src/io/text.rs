@@ -3,15 +3,11 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-/// Reads a whole text file, naming it in the error.
+/// Reads a whole line-oriented text input (a file, `-` or a pipe), naming it in the error.
 pub(crate) fn read_to_string(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count() as u64;
-        Error::input(path, line, "not valid UTF-8 text")
-    })
+    super::source::read_text(path, Some(super::source::MAX_LINE_BYTES))
 }
 
 /// `t` without a zero fraction (`64.0`, `64.`): pandas writes an integer column that has a missing

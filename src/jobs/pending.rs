@@ -9,8 +9,7 @@
 //! - `squeue --json` (pending jobs only).
 
 use std::borrow::Cow;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
@@ -56,18 +55,20 @@ impl PendingFormat {
     /// # Errors
     /// The file cannot be read.
     pub fn detect(path: &Path) -> Result<Self> {
-        use std::io::Read;
-        let mut head = [0u8; 64];
-        let n = File::open(path).and_then(|mut f| f.read(&mut head)).map_err(|e| Error::io(path, e))?;
-        let head = &head[..n];
+        let head = crate::io::source::head(path, 64)?;
         Ok(if head.starts_with(b"PAR1") {
             PendingFormat::Parquet
-        } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        } else if starts_json(&head) {
             PendingFormat::SqueueJson
         } else {
             PendingFormat::Csv
         })
     }
+}
+
+/// Whether `head` (the first bytes of an input) opens a JSON object.
+fn starts_json(head: &[u8]) -> bool {
+    head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
 /// One job as a reader found it.
@@ -288,18 +289,13 @@ impl PendingJobs {
     }
 
     fn read_csv(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut reader = BufReader::with_capacity(1 << 20, file);
+        let mut reader = BufReader::with_capacity(1 << 20, crate::io::source::open(path)?);
         let mut line = String::new();
         let mut buffer: Vec<Cow<'static, str>> = Vec::new();
         let mut line_no = 0u64;
         let mut header: Option<Columns> = None;
         loop {
-            line.clear();
-            let n = reader.read_line(&mut line).map_err(|e| match e.kind() {
-                std::io::ErrorKind::InvalidData => Error::input(path, line_no + 1, "not valid UTF-8 text"),
-                _ => Error::io(path, e),
-            })?;
+            let n = crate::io::source::read_line(&mut reader, &mut line, path, line_no + 1)?;
             if n == 0 {
                 break;
             }
@@ -527,7 +523,13 @@ impl PendingJobs {
     }
 
     fn read_squeue_json(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
-        let text = crate::io::text::read_to_string(path)?;
+        // A JSON document may be one line of any length: checked by its first byte instead, so
+        // that an endless stream of anything else stops at once.
+        let head = crate::io::source::head(path, 64)?;
+        if head.iter().any(|b| !b.is_ascii_whitespace()) && !starts_json(&head) {
+            return Err(Error::input(path, 1, "not JSON: expected the output of `squeue --json`"));
+        }
+        let text = crate::io::source::read_text(path, None)?;
         let doc: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| Error::input(path, e.line() as u64, format!("not JSON: {e}")))?;
         let Some(jobs) = doc.get("jobs").and_then(|j| j.as_array()) else {

@@ -28,18 +28,46 @@ pub fn whole_numbers(f: &arrow::array::Float64Array) -> Result<arrow::array::Int
     Ok(f.iter().map(|v| v.map(|v| v as i64)).collect())
 }
 
+/// The times this crate accepts, in epoch seconds: 1970-01-01T00:00:00 to 9999-12-31T23:59:59 UTC.
+/// Every time parsed from text (options, CSV and sacct fields) and every job record's start and end
+/// is checked against it, so time arithmetic cannot overflow and no span between two times is absurd.
+pub const TIME_RANGE: std::ops::RangeInclusive<i64> = 0..=253_402_300_799;
+
+/// `t` when it lies in [`TIME_RANGE`].
+///
+/// # Errors
+/// A time outside the range, with the range.
+pub fn check_time(t: i64) -> Result<i64, String> {
+    if TIME_RANGE.contains(&t) {
+        Ok(t)
+    } else {
+        Err(format!(
+            "time {t} is out of range: times lie between 1970-01-01T00:00:00 and 9999-12-31T23:59:59 UTC \
+             (epoch seconds {} to {})",
+            TIME_RANGE.start(),
+            TIME_RANGE.end()
+        ))
+    }
+}
+
 /// Parses a timestamp: epoch seconds, or `YYYY-MM-DDTHH:MM:SS` (also with a space) read as UTC.
 ///
 /// # Errors
-/// Anything else, including a date that does not exist.
+/// Anything else, a date that does not exist, or a time outside [`TIME_RANGE`].
 ///
 /// # Example
 /// ```
 /// use fairshare::jobs::parse_timestamp;
 /// assert_eq!(parse_timestamp("1767830400"), Ok(1767830400));
 /// assert_eq!(parse_timestamp("2026-01-08T00:00:00"), Ok(1767830400));
+/// assert!(parse_timestamp("9223372036854775807").is_err());
 /// ```
 pub fn parse_timestamp(text: &str) -> Result<i64, String> {
+    parse_any_timestamp(text).and_then(check_time)
+}
+
+/// [`parse_timestamp`] without the range check.
+fn parse_any_timestamp(text: &str) -> Result<i64, String> {
     let t = text.trim();
     if let Ok(v) = crate::io::text::strip_zero_fraction(t).parse::<i64>() {
         return Ok(v);
@@ -128,5 +156,15 @@ mod tests {
         assert_eq!(parse_timestamp("2000-02-29 12:00:00"), Ok(951_825_600));
         assert!(parse_timestamp("2001-02-29T00:00:00").is_err());
         assert!(parse_timestamp("Unknown").is_err());
+    }
+
+    #[test]
+    fn times_outside_the_range_are_refused() {
+        assert_eq!(parse_timestamp("9999-12-31T23:59:59"), Ok(*TIME_RANGE.end()));
+        assert_eq!(parse_timestamp("253402300799"), Ok(253_402_300_799));
+        for bad in ["253402300800", "-1", "1969-12-31T23:59:59", "9223372036854775807", "100000000000000"] {
+            let e = parse_timestamp(bad).unwrap_err();
+            assert!(e.contains("is out of range") && e.contains("(epoch seconds 0 to 253402300799)"), "{bad}: {e}");
+        }
     }
 }

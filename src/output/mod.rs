@@ -4,3 +4,30 @@ pub mod atomic;
 pub mod parquet;
 pub mod sprio;
 pub mod sshare;
+
+use std::borrow::Cow;
+use std::path::Path;
+
+/// The name a text writer's I/O errors carry: its destination file, or `<stdout>`.
+fn dest_name(dest: Option<&Path>) -> &Path {
+    dest.unwrap_or(Path::new("<stdout>"))
+}
+
+/// A name as the line-oriented text outputs print it: control characters (a newline or NUL a
+/// flux DB can hold) become `?`, so one association stays one line. Parquet keeps the exact name.
+fn printable(name: &str) -> Cow<'_, str> {
+    if name.chars().any(char::is_control) {
+        Cow::Owned(name.chars().map(|c| if c.is_control() { '?' } else { c }).collect())
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn printable_names_keep_one_line() {
+        assert_eq!(super::printable("chem"), "chem");
+        assert_eq!(super::printable("a\nb\0c\td"), "a?b?c?d");
+    }
+}

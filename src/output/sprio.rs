@@ -127,6 +127,8 @@ pub struct SprioOptions {
     pub sort: Option<String>,
     /// The original PriorityWeightTRES text, printed on the weights row.
     pub tres_weight_text: String,
+    /// The file the text goes to, named in write errors (`None`: `<stdout>`).
+    pub dest: Option<std::path::PathBuf>,
 }
 
 /// `_print_str`: right-justified fields are padded then cut to the width, left-justified ones cut
@@ -175,14 +177,14 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights) -> 
     let int = |v: f64| format!("{v:.0}");
     match letter {
         'i' => jobs.job_id[j].to_string(),
-        'r' => jobs.names.name(s.partition[r]).to_string(),
-        'u' => jobs.names.name(jobs.user[j]).to_string(),
-        'o' => jobs.names.name(jobs.account[j]).to_string(),
+        'r' => super::printable(jobs.names.name(s.partition[r])).into_owned(),
+        'u' => super::printable(jobs.names.name(jobs.user[j])).into_owned(),
+        'o' => super::printable(jobs.names.name(jobs.account[j])).into_owned(),
         'n' => {
             if s.qos[r] == NONE {
                 String::new()
             } else {
-                jobs.names.name(s.qos[r]).to_string()
+                super::printable(jobs.names.name(s.qos[r])).into_owned()
             }
         }
         'c' => String::new(),
@@ -260,7 +262,7 @@ fn compare(letter: char, a: usize, b: usize, s: &Scores, jobs: &PendingJobs) -> 
 /// Writes the sprio table.
 ///
 /// # Errors
-/// A bad `-S` key; write errors as [`Error::Io`] on `<stdout>`.
+/// A bad `-S` key; write errors as [`Error::Io`] on `opts.dest`.
 pub fn write_sprio(
     out: &mut dyn Write,
     scores: &Scores,
@@ -269,6 +271,7 @@ pub fn write_sprio(
     format: &Format,
     opts: &SprioOptions,
 ) -> Result<()> {
+    let write_error = |e| Error::io(super::dest_name(opts.dest.as_deref()), e);
     let mut text = String::new();
     let line = |text: &mut String, cellf: &dyn Fn(char) -> String| {
         text.push_str(&format.prefix);
@@ -283,7 +286,7 @@ pub fn write_sprio(
     }
     if opts.weights_only {
         line(&mut text, &|c| weight_cell(c, weights, &opts.tres_weight_text));
-        return out.write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e));
+        return out.write_all(text.as_bytes()).map_err(write_error);
     }
     let mut rows: Vec<usize> = (0..scores.len())
         .filter(|&r| {
@@ -307,11 +310,11 @@ pub fn write_sprio(
     for r in rows {
         line(&mut text, &|c| cell(c, r, scores, jobs, weights));
         if text.len() > 1 << 16 {
-            out.write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))?;
+            out.write_all(text.as_bytes()).map_err(write_error)?;
             text.clear();
         }
     }
-    out.write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))
+    out.write_all(text.as_bytes()).map_err(write_error)
 }
 
 /// `-S` keys: field letters, each optionally preceded by `-` (descending); commas allowed.

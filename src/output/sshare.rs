@@ -105,6 +105,8 @@ pub struct SshareOptions {
     pub users: Vec<String>,
     /// `-o`: explicit fields (`name[%width]`, case-insensitive prefixes).
     pub format: Option<String>,
+    /// The file the text goes to, named in write errors (`None`: `<stdout>`).
+    pub dest: Option<std::path::PathBuf>,
 }
 
 /// Resolves the columns sshare would print for `opts` under `algorithm`.
@@ -156,10 +158,10 @@ pub fn columns(opts: &SshareOptions, algorithm: Algorithm) -> Result<Vec<Column>
 ///
 /// # Errors
 /// [`Error::Usage`] for a bad `-o`; I/O errors from `out` are returned as [`Error::Io`] on
-/// `<stdout>`.
+/// `opts.dest`.
 pub fn write_sshare(out: &mut dyn Write, tree: &AssocTree, fs: &FairShare, opts: &SshareOptions) -> Result<()> {
     let cols = columns(opts, fs.params.algorithm)?;
-    write_table(out, tree, fs, opts, &cols).map_err(|e| Error::io("<stdout>", e))
+    write_table(out, tree, fs, opts, &cols).map_err(|e| Error::io(super::dest_name(opts.dest.as_deref()), e))
 }
 
 fn write_table(
@@ -232,12 +234,12 @@ fn value(tree: &AssocTree, fs: &FairShare, row: usize, field: Field) -> Value {
     match field {
         Field::Account => {
             let mut s = " ".repeat(tree.depths()[row] as usize);
-            s.push_str(tree.account(row));
+            s.push_str(&super::printable(tree.account(row)));
             Value::Text(Some(s))
         }
         Field::Cluster => Value::Text(None),
-        Field::User => Value::Text(user.map(str::to_string)),
-        Field::Partition => Value::Text(tree.partition(row).map(str::to_string)),
+        Field::User => Value::Text(user.map(|u| super::printable(u).into_owned())),
+        Field::Partition => Value::Text(tree.partition(row).map(|p| super::printable(p).into_owned())),
         Field::Id => Value::Uint(Some(tree.ids()[row])),
         Field::RawShares if row == 0 => Value::Uint(None),
         Field::RawShares if tree.is_parent_shares(row) => Value::Text(Some("parent".into())),
@@ -340,6 +342,31 @@ pub(crate) fn c_exp(v: f64, prec: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A disk that is always full.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from_raw_os_error(28))
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn write_errors_name_the_destination() {
+        let tree = crate::io::default_tree().unwrap();
+        let fs = crate::fairshare::compute(&tree, &crate::fairshare::Params::new(Algorithm::FairTree)).unwrap();
+        let mut opts = SshareOptions::default();
+        let err = write_sshare(&mut Full, &tree, &fs, &opts).unwrap_err().to_string();
+        assert!(err.starts_with("<stdout>: No space left on device"), "{err}");
+        opts.dest = Some("run/sshare.txt".into());
+        let err = write_sshare(&mut Full, &tree, &fs, &opts).unwrap_err().to_string();
+        assert!(err.starts_with("run/sshare.txt: No space left on device"), "{err}");
+    }
 
     #[test]
     fn c_formats() {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::{ArrayRef, AsArray, RecordBatch};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
+use arrow::datatypes::{DataType, Float64Type, Int64Type, TimeUnit, UInt64Type};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 
@@ -138,6 +138,17 @@ fn column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result
     cast(col, to).map_err(|e| Error::format(path, e))
 }
 
+/// The instant of each row in epoch seconds: `as_of` (a UTC timestamp), or the `at` epoch
+/// integers of histories written before it.
+fn instant_column(path: &Path, batch: &RecordBatch) -> Result<ArrayRef> {
+    if batch.column_by_name("as_of").is_some() {
+        let seconds = column(path, batch, "as_of", &DataType::Timestamp(TimeUnit::Second, None))?;
+        return cast(&seconds, &DataType::Int64).map_err(|e| Error::format(path, e));
+    }
+    column(path, batch, "at", &DataType::Int64)
+        .map_err(|_| Error::input(path, None, "no `as_of` column: not a `fairshare usage --every` file"))
+}
+
 fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
     crate::io::row_groups::guarded(path, || {
         let (file, metadata) = crate::io::row_groups::open_checked(path, ArrowReaderOptions::new())?;
@@ -148,7 +159,7 @@ fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
             .key_value_metadata()
             .and_then(|kv| kv.iter().find(|k| k.key == "fairshare.algorithm"))
             .and_then(|k| k.value.clone());
-        let wanted = ["at", "id", "parent_id", "account", "user", "partition", metric.column()];
+        let wanted = ["as_of", "at", "id", "parent_id", "account", "user", "partition", metric.column()];
         // Only the columns drawn from: a history of a large tree is mostly other columns.
         let mask = ProjectionMask::columns(builder.parquet_schema(), wanted.iter().copied());
         let reader = builder.with_projection(mask).build().map_err(|e| Error::format(path, e))?;
@@ -164,7 +175,7 @@ fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
         };
         for batch in reader {
             let batch = batch.map_err(|e| Error::format(path, e))?;
-            let at = column(path, &batch, "at", &DataType::Int64)?;
+            let at = instant_column(path, &batch)?;
             let at = at.as_primitive::<Int64Type>();
             if s.at == i64::MIN && !at.is_empty() {
                 s.at = at.value(0);

@@ -336,11 +336,30 @@ impl AssocTree {
             .zip(&is_user)
             .map(|(&old, &u)| if u || cols.account_usage == AccountUsage::Given { usage_in[old as usize] } else { 0.0 })
             .collect();
-        if cols.account_usage == AccountUsage::SumOfUsers {
-            // Bottom-up: a parent always sits at a lower row than its children.
-            for i in (1..n).rev() {
-                let p = parent[i] as usize;
-                usage[p] += usage[i];
+        match cols.account_usage {
+            AccountUsage::SumOfUsers => {
+                // Bottom-up: a parent always sits at a lower row than its children.
+                for i in (1..n).rev() {
+                    let p = parent[i] as usize;
+                    usage[p] += usage[i];
+                }
+                // Usage is not negative, so an overflow anywhere reaches the root; the deepest
+                // account that overflowed is the one to name (its children's sums are finite).
+                if !usage[0].is_finite()
+                    && let Some(r) = usage.iter().rposition(|u| !u.is_finite())
+                {
+                    return Err(overflow(&cols, order[r] as usize, "the users below it", usage[r]));
+                }
+            }
+            AccountUsage::Given => {
+                // Algorithms sum siblings' given usage (flux's weights): each sum must be finite.
+                let mut sums = vec![0.0; n];
+                for i in 1..n {
+                    sums[parent[i] as usize] += usage[i];
+                }
+                if let Some(r) = sums.iter().position(|u| !u.is_finite()) {
+                    return Err(overflow(&cols, order[r] as usize, "its children", sums[r]));
+                }
             }
         }
         let usage_is_integral =
@@ -382,6 +401,15 @@ impl AssocTree {
             fs_groups: OnceLock::new(),
         })
     }
+}
+
+/// The error for an account (input row `row`) whose `what` sum to `sum`, which is not finite.
+fn overflow(cols: &TreeColumns, row: usize, what: &str, sum: f64) -> Error {
+    Error::input(
+        &cols.source,
+        cols.line(row),
+        format!("account {:?}: the usage of {what} sums to {sum}, not a finite number", cols.account.value(row)),
+    )
 }
 
 /// Children per parent in a task of [`order_children`], about.

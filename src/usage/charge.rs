@@ -15,6 +15,7 @@ type StrMap<V> = std::collections::HashMap<Box<str>, V, foldhash::fast::FixedSta
 use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, billable};
 use crate::error::{Error, Result};
+use crate::jobs::check_time;
 use crate::tree::TreeInput;
 
 use super::{ExactDecay, JobRef, SlurmDecay};
@@ -300,11 +301,11 @@ impl UsageCharger<'_, '_> {
     /// Charges one record read from `path`.
     ///
     /// # Errors
-    /// A partition slurm.conf does not define, a QOS missing from the QOS dump, or a bad TRES
-    /// string, naming the record's line.
+    /// As [`UsageCharger::resolve`], or a usage that is not a finite number.
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
         if let Some((row, start, bill)) = self.resolve(job, path)? {
-            self.tally.add(row, self.ctx.model.job_usage(start, job.end, bill));
+            let usage = finite_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
+            self.tally.add(row, usage);
         }
         Ok(())
     }
@@ -313,9 +314,18 @@ impl UsageCharger<'_, '_> {
     /// QOS factor); `None` for a job that never started or matches no association.
     ///
     /// # Errors
-    /// As [`UsageCharger::charge`].
+    /// A start or end outside [`TIME_RANGE`](crate::jobs::TIME_RANGE), a partition slurm.conf does
+    /// not define, a QOS missing from the QOS dump, a bad TRES string, or a billing that is not a
+    /// finite number, naming the record's line.
     pub fn resolve(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<(u32, i64, f64)>> {
         self.report.records += 1;
+        // Readers of binary times (Parquet, SWF offsets, a flux DB) check no range: every record
+        // passes here.
+        for (what, t) in [("start", job.start), ("end", job.end)] {
+            if let Some(t) = t {
+                check_time(t).map_err(|m| Error::input(path, job.line, format!("{what}: {m}")))?;
+            }
+        }
         let Some(start) = job.start else {
             self.report.not_started += 1;
             return Ok(None);
@@ -327,7 +337,21 @@ impl UsageCharger<'_, '_> {
             self.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
         };
-        let bill = self.bill(job, path)? * self.usage_factor(job, path)?;
+        let (billable, factor) = (self.bill(job, path)?, self.usage_factor(job, path)?);
+        let bill = billable * factor;
+        if !bill.is_finite() {
+            return Err(Error::input(
+                path,
+                job.line,
+                format!(
+                    "job {}: billing {} per second × UsageFactor {} of QOS {:?} is {bill}, not a finite number",
+                    job.job_id,
+                    shown(billable),
+                    shown(factor),
+                    job.qos
+                ),
+            ));
+        }
         self.report.charged += 1;
         Ok(Some((row, start, bill)))
     }
@@ -367,6 +391,17 @@ impl UsageCharger<'_, '_> {
         let counts =
             parse_tres_counts(job.tres_alloc).map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
         let b = billable(&counts, weights, flags);
+        if !b.is_finite() {
+            return Err(Error::input(
+                path,
+                job.line,
+                format!(
+                    "job {}: tres_alloc {:?} bills {b} per second with the TRESBillingWeights of partition {:?}, \
+                     not a finite number",
+                    job.job_id, job.tres_alloc, job.partition
+                ),
+            ));
+        }
         let part =
             self.partitions.entry(job.partition.into()).or_insert_with(|| PartitionBills { bills: StrMap::default() });
         if part.bills.len() >= BILL_CACHE_LIMIT {
@@ -422,7 +457,10 @@ impl UsageCharger<'_, '_> {
     /// Writes the charged usage into the user associations of `input` (the one the context was
     /// made from), and into every account the sum of the users below it, as Slurm's accounts hold
     /// it; returns the report.
-    pub fn finish(self, input: &mut TreeInput) -> ChargeReport {
+    ///
+    /// # Errors
+    /// A sum that is not a finite number, naming the job records (`path`) and the association.
+    pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
         let mut usage = self.tally.into_sums(self.ctx.rows);
         let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         for i in 0..input.records.len() {
@@ -438,9 +476,72 @@ impl UsageCharger<'_, '_> {
                 parent = input.records[p].parent_id;
             }
         }
+        // Every charge is finite, so only these sums can overflow; one scan on the way out.
+        if usage.iter().any(|u| !u.is_finite()) {
+            return Err(overflow(input, &usage, &row_of, path));
+        }
         for (r, u) in input.records.iter_mut().zip(usage) {
             r.usage = u;
         }
-        self.report
+        Ok(self.report)
     }
+}
+
+/// `usage`, the charge of `job` billed `bill` per second, when it is a finite number.
+///
+/// # Errors
+/// Otherwise, naming the record.
+pub(crate) fn finite_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Result<f64> {
+    if usage.is_finite() {
+        Ok(usage)
+    } else {
+        Err(Error::input(
+            path,
+            job.line,
+            format!(
+                "job {}: usage {usage} (billing {} per second in partition {:?}, QOS {:?}) is not a finite number",
+                job.job_id,
+                shown(bill),
+                job.partition,
+                job.qos
+            ),
+        ))
+    }
+}
+
+/// `x` for a message: as is, or in exponent form from 10^15 on (a 1e308 has 309 digits).
+fn shown(x: f64) -> String {
+    if x.abs() < 1e15 { x.to_string() } else { format!("{x:e}") }
+}
+
+/// The error for per-record sums (`usage`, one per record of `input`) of which one is not finite:
+/// it names the user whose charges overflow, else the deepest account whose sum does.
+fn overflow(input: &TreeInput, usage: &[f64], row_of: &FxHashMap<u64, usize>, path: &Path) -> Error {
+    let bad = |i: &usize| !usage[*i].is_finite();
+    let depth = |i: usize| {
+        let (mut d, mut parent) = (0, input.records[i].parent_id);
+        // Bounded by the record count, as in `finish`.
+        while let Some(p) = parent.and_then(|id| row_of.get(&id).copied()).filter(|_| d < input.records.len()) {
+            d += 1;
+            parent = input.records[p].parent_id;
+        }
+        d
+    };
+    let user = (0..usage.len()).filter(bad).find(|&i| input.records[i].is_user());
+    let i = user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| depth(i))).unwrap_or(0);
+    let r = &input.records[i];
+    let who = match &r.user {
+        Some(u) => format!("user {u:?} in account {:?}", r.account),
+        None => format!("account {:?}", r.account),
+    };
+    Error::input(
+        path,
+        None,
+        format!(
+            "the usage charged to {who} ({}:{}) sums to {}, not a finite number",
+            input.source.display(),
+            r.line,
+            usage[i]
+        ),
+    )
 }

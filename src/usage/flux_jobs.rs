@@ -19,9 +19,10 @@ use crate::error::{Error, Result};
 /// Streams the `jobs` table of a flux-accounting database, in rowid order.
 ///
 /// # Errors
-/// Not a readable SQLite database, no `jobs` table, or the sink's error.
+/// `-` or a stream, not a readable SQLite database, no `jobs` table, or the sink's error.
 pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
     let err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
+    crate::io::source::require_file(path, "a flux-accounting database")?;
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(err)?;
     let mut names: HashMap<i64, String> = HashMap::new();

@@ -4,14 +4,16 @@
 //! every `interval` seconds since the database was created would hold at `now`, quirks included
 //! (see [`super::flux`]): the half-life period ends one period after creation, each run sees the
 //! jobs that became inactive since the previous one, and only runs where an association has new
-//! jobs or the period rolls over change anything, so each association replays just those runs.
+//! jobs or the period rolls over change anything, so each association replays just those runs,
+//! found in closed form, and stops replaying rollovers once its bins have rotated to what further
+//! rotations keep: the work is bounded by the jobs, however far `now` lies.
 //! The clean variant weighs a job inactive k whole periods before `now` by `D^k` for k below the
 //! bin count ([`clean_usage`]). Both count completed jobs only, billed as flux does
 //! (`round((nodes·node_weight + cores·core_weight + gpus·gpu_weight)·elapsed, 5)`).
 
 use std::path::Path;
 
-use super::flux::{AssocUsage, FluxUsageConfig, check_end_hl, clean_usage, job_usage, update_association};
+use super::flux::{AssocUsage, FluxUsageConfig, UsageBranch, clean_usage, job_usage, update_association};
 use super::{ChargeContext, ChargeReport, DecayModel, ExactDecay, JobFormat, for_each_job};
 use crate::config::tres::{Tres, parse_tres_counts};
 use crate::error::{Error, Result};
@@ -29,47 +31,55 @@ pub struct FluxRecords {
     pub emulate: Option<(Option<i64>, i64)>,
 }
 
-/// The runs of update-usage up to `now` and the half-life period end each one reads.
+/// The runs of update-usage up to `now` (run `k` at `created + k·interval`), in closed form.
+///
+/// After `m` advances the period ends at `created + P·(1 + m)`; run `k` rolls over ("visits")
+/// when that end is at most `t_k - P`, i.e. `P·(2 + m) <= k·I`, and advances it when the
+/// inequality is strict. So the advances after run `k` follow `m_k = min(m_{k-1} + 1, g(k))` with
+/// `g(k) = max(0, ⌈k·I/P⌉ - 2)` non-decreasing, whence `m_k = min_j (g(j) + k - j)`: the minimum
+/// is at `j = k` when `I <= P` (g climbs at most 1 per run) and at the last run with `g = 0`,
+/// `j = ⌊2P/I⌋`, when `I > P` (g then climbs at least 1 per run).
 struct Runs {
     created: i64,
     interval: i64,
     count: i64,
-    /// Runs (by index, from 1) where the period rolls over or sits exactly one period behind:
-    /// every association must be visited there.
-    visits: Vec<i64>,
-    /// Runs after which `end_hl` has moved one period on.
-    advances: Vec<i64>,
+    /// `P`, whole seconds (0: the period end never moves and every run rolls over).
+    half_life: i64,
     first_end_hl: f64,
-    half_life: f64,
 }
 
 impl Runs {
-    fn new(created: i64, interval: i64, now: i64, half_life: f64) -> Self {
+    fn new(created: i64, interval: i64, now: i64, half_life: i64) -> Self {
         let count = if now < created { 0 } else { (now - created) / interval };
-        let first_end_hl = created as f64 + half_life;
-        let (mut visits, mut advances) = (Vec::new(), Vec::new());
-        let mut end_hl = first_end_hl;
-        for k in 1..=count {
-            let t = (created + k * interval) as f64;
-            if end_hl <= t - half_life {
-                visits.push(k);
-            }
-            let next = check_end_hl(end_hl, t, half_life);
-            if next != end_hl {
-                advances.push(k);
-                end_hl = next;
-            }
-        }
-        Runs { created, interval, count, visits, advances, first_end_hl, half_life }
+        Runs { created, interval, count, half_life, first_end_hl: (created + half_life) as f64 }
     }
 
     fn time(&self, k: i64) -> f64 {
         (self.created + k * self.interval) as f64
     }
 
+    /// Advances of the period end in runs `1..=k`.
+    fn advances(&self, k: i64) -> i64 {
+        if self.half_life == 0 || k <= 0 {
+            return 0;
+        }
+        // i128: `k·I` and `P·(2 + m)` exceed i64 for long spans of long periods.
+        let (k, i, p) = (i128::from(k), i128::from(self.interval), i128::from(self.half_life));
+        let g = ((k * i + p - 1) / p - 2).max(0);
+        g.min(k - (2 * p / i).min(k)) as i64
+    }
+
     /// The period end run `k` reads (before its own check).
     fn end_hl_before(&self, k: i64) -> f64 {
-        self.first_end_hl + self.half_life * self.advances.partition_point(|&a| a < k) as f64
+        self.first_end_hl + self.half_life as f64 * self.advances(k - 1) as f64
+    }
+
+    /// The first run from `from` on that rolls the period over, if any up to `now`: no run
+    /// advances the period end before it, so the end read at `from` decides.
+    fn next_visit(&self, from: i64) -> Option<i64> {
+        let (i, p, m) = (i128::from(self.interval), i128::from(self.half_life), i128::from(self.advances(from - 1)));
+        let k = i128::from(from).max((p * (2 + m) + i - 1) / i);
+        (k <= i128::from(self.count)).then_some(k as i64)
     }
 
     /// The first run that sees a job inactive at `t`.
@@ -91,6 +101,11 @@ pub fn charge_flux_records(
 ) -> Result<ChargeReport> {
     if flux.emulate.is_some_and(|(_, interval)| interval <= 0) {
         return Err(Error::Usage("the update-usage interval must be positive".into()));
+    }
+    let half_life = flux.cfg.half_life;
+    // The emulation's closed forms count in whole seconds, as the CLI's half-lives are.
+    if flux.emulate.is_some() && !(half_life >= 0.0 && half_life.fract() == 0.0 && half_life <= 2f64.powi(53)) {
+        return Err(Error::Usage(format!("the flux half-life {half_life} is not a whole number of seconds")));
     }
     // The lookup and counting of the Slurm charger; its billing and decay are not used.
     let model = DecayModel::Exact(ExactDecay { half_life: 0, now: flux.now, reset: None });
@@ -115,13 +130,13 @@ pub fn charge_flux_records(
         Some((created, interval)) => {
             let first_end = jobs.iter().flatten().map(|&(t, _)| t as i64).min().unwrap_or(flux.now);
             let created = created.unwrap_or(first_end.div_euclid(interval) * interval);
-            let runs = Runs::new(created, interval, flux.now, flux.cfg.half_life);
+            let runs = Runs::new(created, interval, flux.now, half_life as i64);
             jobs.into_iter().map(|j| replay(j, &runs, &flux.cfg)).collect()
         }
     };
     let mut charged = ctx.charger();
     charged.set_usage(usage);
-    charged.finish(input);
+    charged.finish(input, path)?;
     Ok(report)
 }
 
@@ -129,11 +144,14 @@ pub fn charge_flux_records(
 fn replay(mut jobs: Vec<(f64, f64)>, runs: &Runs, cfg: &FluxUsageConfig) -> f64 {
     jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut state = AssocUsage { bins: vec![0.0; cfg.bins], last_job_timestamp: 0.0, job_usage: 0.0 };
-    let (mut j, mut v) = (0, 0);
+    let (mut j, mut from) = (0, 1);
+    // Rotations since the last run that added usage: once every bin has been rotated through, the
+    // bins hold what further rotations keep (0·D^k), so until the next job no run changes anything.
+    let mut rotations = 0;
     let mut batch: Vec<(f64, f64)> = Vec::new();
     loop {
         let job_run = jobs.get(j).map(|&(t, _)| runs.run_of(t)).filter(|&k| k <= runs.count);
-        let visit_run = runs.visits.get(v).copied();
+        let visit_run = if rotations > state.bins.len() { None } else { runs.next_visit(from) };
         let k = match (job_run, visit_run) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) => a,
@@ -148,10 +166,7 @@ fn replay(mut jobs: Vec<(f64, f64)>, runs: &Runs, cfg: &FluxUsageConfig) -> f64 
             batch.push((t, u));
             j += 1;
         }
-        if visit_run == Some(k) {
-            v += 1;
-        }
-        update_association(
+        let update = update_association(
             &mut state,
             &mut batch,
             runs.end_hl_before(k),
@@ -159,6 +174,13 @@ fn replay(mut jobs: Vec<(f64, f64)>, runs: &Runs, cfg: &FluxUsageConfig) -> f64 
             cfg.half_life,
             cfg.decay_factor,
         );
+        rotations = match update.branch {
+            UsageBranch::Decayed => rotations + 1,
+            // A roll-over run exactly one period behind only re-sums the bins.
+            UsageBranch::CurrentPeriod | UsageBranch::Unchanged if batch.is_empty() => rotations,
+            _ => 0,
+        };
+        from = k + 1;
     }
     state.job_usage
 }
@@ -166,6 +188,7 @@ fn replay(mut jobs: Vec<(f64, f64)>, runs: &Runs, cfg: &FluxUsageConfig) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::usage::flux::check_end_hl;
 
     /// The oracle: every run of update-usage, in order, for one association.
     fn every_run(jobs: &[(f64, f64)], created: i64, interval: i64, now: i64, cfg: &FluxUsageConfig) -> f64 {
@@ -189,11 +212,71 @@ mod tests {
         // Jobs in the first period, across rollovers, two in one run, one exactly on a run.
         let jobs = [(150.0, 10.0), (990.0, 4.0), (995.0, 3.0), (2600.0, 100.0), (3000.0, 7.0), (7777.0, 1.0)];
         for (created, interval, now) in [(0, 100, 9000), (50, 300, 8_200), (0, 1000, 9000), (0, 2500, 10_000)] {
-            let runs = Runs::new(created, interval, now, cfg.half_life);
+            let runs = Runs::new(created, interval, now, 1000);
             let got = replay(jobs.to_vec(), &runs, &cfg);
             let want = every_run(&jobs, created, interval, now, &cfg);
             assert_eq!(got, want, "created {created}, interval {interval}, now {now}");
             assert!(want > 0.0, "a case that keeps some usage");
         }
+    }
+
+    #[test]
+    fn the_closed_forms_match_stepping_the_period_end() {
+        for half_life in [0, 1, 7, 100, 300, 1000] {
+            for interval in [1, 3, 50, 100, 299, 300, 301, 1000, 2500] {
+                let runs = Runs::new(40, interval, 40 + 60 * interval, half_life);
+                let p = half_life as f64;
+                let mut end_hl = runs.first_end_hl;
+                let (mut advances, mut next_visits) = (0, Vec::new());
+                for k in 1..=runs.count {
+                    assert_eq!(runs.end_hl_before(k), end_hl, "P {half_life}, I {interval}, run {k}");
+                    if end_hl <= runs.time(k) - p {
+                        next_visits.push(k);
+                    }
+                    let next = check_end_hl(end_hl, runs.time(k), p);
+                    advances += i64::from(next != end_hl);
+                    end_hl = next;
+                    assert_eq!(runs.advances(k), advances, "P {half_life}, I {interval}, run {k}");
+                }
+                for from in 1..=runs.count + 1 {
+                    let want = next_visits.iter().copied().find(|&k| k >= from);
+                    assert_eq!(runs.next_visit(from), want, "P {half_life}, I {interval}, from {from}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn replay_matches_every_run_for_any_period_and_interval() {
+        // Jobs close together, a gap of many periods, a job on a run and one after `now`.
+        let jobs = [(130.0, 5.0), (170.0, 2.0), (1_700.0, 9.0), (1_800.0, 1.0), (9_000.0, 3.0), (99_999.0, 8.0)];
+        for bins in [0, 1, 2, 4] {
+            for (half_life, decay_factor) in [(0, 0.5), (1, 0.5), (100, 0.5), (300, 0.25), (1000, 1.0), (1000, 0.5)] {
+                let cfg = FluxUsageConfig { half_life: f64::from(half_life), decay_factor, bins, ..Default::default() };
+                for interval in [1, 7, 100, 300, 1000, 2500] {
+                    for (created, now) in [(0, 9_500), (100, 20_000), (1_700, 1_900)] {
+                        let runs = Runs::new(created, interval, now, i64::from(half_life));
+                        let got = replay(jobs.to_vec(), &runs, &cfg);
+                        let want = every_run(&jobs, created, interval, now, &cfg);
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "bins {bins}, P {half_life}, D {decay_factor}, I {interval}, created {created}, now {now}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_far_now_costs_no_more_than_a_near_one() {
+        // 2.5·10^11 runs of one second, and as many roll-overs with a one-second period.
+        let cfg = FluxUsageConfig { half_life: 1.0, ..FluxUsageConfig::default() };
+        let runs = Runs::new(0, 1, *crate::jobs::TIME_RANGE.end(), 1);
+        assert_eq!(replay(vec![(100.0, 4.0), (200.0, 2.0)], &runs, &cfg), 0.0);
+        let cfg = FluxUsageConfig { half_life: 604_800.0, ..FluxUsageConfig::default() };
+        let runs = Runs::new(0, 1, *crate::jobs::TIME_RANGE.end(), 604_800);
+        assert_eq!(replay(vec![(100.0, 4.0)], &runs, &cfg), 0.0);
     }
 }

@@ -10,13 +10,13 @@
 //! `U_i = carry_i · U_{i-1} + Δ_i`. A job touches only the instants its run overlaps, however
 //! many instants there are.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-use super::charge::{ChargeContext, ChargeReport, DecayModel};
+use super::charge::{ChargeContext, ChargeReport, DecayModel, finite_usage};
 use super::records::{JobFormat, for_each_job};
-use crate::Result;
+use crate::{Error, Result};
 
 /// The instants of a history and the decay model evaluated at each.
 #[derive(Clone, Debug)]
@@ -82,6 +82,8 @@ impl Instants {
 
 /// The usage differences per instant, to be scanned into usage per instant.
 pub struct History {
+    /// The job records, for messages.
+    path: PathBuf,
     instants: Instants,
     deltas: Vec<FxHashMap<u32, f64>>,
     rows: usize,
@@ -94,7 +96,8 @@ impl History {
     /// input the context was made from (accounts 0: theirs is their users' sum).
     ///
     /// # Errors
-    /// Whatever `f` returns.
+    /// Usage at an instant whose sum over the associations is not a finite number, or whatever
+    /// `f` returns.
     pub fn for_each_instant(&self, mut f: impl FnMut(usize, &[f64]) -> Result<()>) -> Result<()> {
         let mut usage = vec![0.0; self.rows];
         for (i, delta) in self.deltas.iter().enumerate() {
@@ -107,6 +110,16 @@ impl History {
             rows.sort_unstable_by_key(|&(r, _)| r);
             for (r, d) in rows {
                 usage[r as usize] += d;
+            }
+            // Each charge is finite; their sums, up to the root's, can still overflow.
+            let total: f64 = usage.iter().sum();
+            if !total.is_finite() {
+                let t = self.instants.times[i];
+                return Err(Error::input(
+                    &self.path,
+                    None,
+                    format!("the usage charged at {t} sums to {total} over the associations, not a finite number"),
+                ));
             }
             f(i, &usage)?;
         }
@@ -138,7 +151,7 @@ pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, i
             if i > first && settled.is_some_and(|s| instants.times[i - 1] >= s) {
                 break;
             }
-            let now = instants.models[i].job_usage(start, job.end, bill);
+            let now = finite_usage(instants.models[i].job_usage(start, job.end, bill), job, bill, path)?;
             let carried = if i > first { before * instants.carry(i) } else { 0.0 };
             let d = now - carried;
             if d != 0.0 {
@@ -149,7 +162,7 @@ pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, i
         Ok(())
     })?;
     let report = charger.finish_report();
-    Ok(History { instants, deltas, rows: ctx.rows(), report })
+    Ok(History { path: path.to_path_buf(), instants, deltas, rows: ctx.rows(), report })
 }
 
 #[cfg(test)]
@@ -197,7 +210,7 @@ mod tests {
                 let mut charger = direct.charger();
                 crate::usage::for_each_job(&jobs_path, JobFormat::Csv, &mut |j| charger.charge(j, &jobs_path))?;
                 let mut expected = input.clone();
-                charger.finish(&mut expected);
+                charger.finish(&mut expected, &jobs_path)?;
                 for (r, (got, want)) in usage.iter().zip(&expected.records).enumerate() {
                     if want.user.is_some() {
                         let tol = 1e-9 * want.usage.abs().max(1.0);

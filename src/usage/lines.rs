@@ -5,11 +5,12 @@
 //! parses the blocks of a wave in parallel and adds their charges to the total in file order: the
 //! sums are a sequential read's, for any thread count or block size.
 
-use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::{ChargeContext, JobSink, UsageCharger};
 use crate::error::{Error, Result};
+use crate::io::source::{self, Input, MAX_LINE_BYTES};
 
 /// Bytes per block (whole lines are added to reach the next line break).
 const BLOCK: usize = 64 << 20;
@@ -34,15 +35,13 @@ pub(crate) trait LineParser: Sync {
 /// 1-based number; `None` for a file of blank lines.
 ///
 /// # Errors
-/// The file cannot be read or the line is not UTF-8.
+/// The file cannot be read, or a line is too long or not UTF-8.
 pub(crate) fn read_header(path: &Path) -> Result<Option<(String, u64, u64)>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = std::io::BufReader::new(file);
+    let mut reader = std::io::BufReader::new(source::open(path)?);
     let (mut offset, mut line_no) = (0u64, 0u64);
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| Error::io(path, e))?;
+        let n = source::read_line_bytes(&mut reader, &mut buf, path, line_no + 1)?;
         if n == 0 {
             return Ok(None);
         }
@@ -59,7 +58,7 @@ pub(crate) fn read_header(path: &Path) -> Result<Option<(String, u64, u64)>> {
 /// Blocks of whole lines from `offset` on, each with the number of its first line.
 struct Blocks<'p> {
     path: &'p Path,
-    file: std::fs::File,
+    file: Input,
     size: usize,
     carry: Vec<u8>,
     next_line: u64,
@@ -68,10 +67,10 @@ struct Blocks<'p> {
 
 impl<'p> Blocks<'p> {
     fn new(path: &'p Path, offset: u64, first_line: u64, size: usize) -> Result<Self> {
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut file = source::open(path)?;
         file.seek(SeekFrom::Start(offset)).map_err(|e| Error::io(path, e))?;
         // A small file gets a small buffer (one more byte than it has, to see its end).
-        let left = file.metadata().map_or(u64::MAX, |m| m.len().saturating_sub(offset));
+        let left = file.size().map_or(u64::MAX, |len| len.saturating_sub(offset));
         let size = size.min(usize::try_from(left.saturating_add(1)).unwrap_or(usize::MAX));
         Ok(Blocks { path, file, size, carry: Vec::new(), next_line: first_line, done: false })
     }
@@ -97,10 +96,14 @@ impl<'p> Blocks<'p> {
             if self.done {
                 break;
             }
-            // Keep the partial last line for the next block; a line longer than a block reads on.
+            // Keep the partial last line for the next block; a line longer than a block reads on,
+            // up to the bound (the block is that one line: earlier ones were returned).
             if let Some(cut) = memchr::memrchr(b'\n', &block[have..]) {
                 self.carry = block.split_off(have + cut + 1);
                 break;
+            }
+            if block.len() > MAX_LINE_BYTES {
+                return Err(source::line_too_long(self.path, self.next_line));
             }
         }
         if block.is_empty() {
@@ -122,6 +125,10 @@ fn parse_block<P: LineParser>(
     sink: &mut JobSink<'_>,
 ) -> Result<()> {
     for (line_no, raw) in (first_line..).zip(block.split(|&b| b == b'\n')) {
+        // Checked per line, so the bound does not depend on where blocks are cut.
+        if raw.len() - usize::from(raw.last() == Some(&b'\r')) > MAX_LINE_BYTES {
+            return Err(source::line_too_long(path, line_no));
+        }
         let text = std::str::from_utf8(raw).map_err(|_| Error::input(path, line_no, "not valid UTF-8 text"))?;
         let line = text.strip_suffix('\r').unwrap_or(text);
         if !line.trim().is_empty() {
@@ -163,7 +170,6 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
     ctx: &'c ChargeContext<'a>,
 ) -> Result<UsageCharger<'c, 'a>> {
     let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
-    let size = std::fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
     let mut read = offset;
     let wave = rayon::current_num_threads().max(1);
     let mut total = ctx.charger();
@@ -183,7 +189,8 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
             parse_block(path, parser, block, *first, &mut scratch, &mut |job| charger.charge(job, path))
         })?;
         read += batch.iter().map(|(b, _)| b.len() as u64).sum::<u64>();
-        ctx.report_progress(read, size);
+        // A stream's size is known at its end: until then, what has been read so far.
+        ctx.report_progress(read, blocks.file.size().unwrap_or(read));
     }
 }
 

@@ -61,7 +61,8 @@ pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 /// the format. `progress`, if given, hears `(done, total)` after each wave.
 ///
 /// # Errors
-/// A malformed record or one the charger rejects (unknown partition or QOS), naming the line.
+/// A malformed record or one the charger rejects (unknown partition or QOS, a time out of range,
+/// a billing or usage that is not a finite number), naming the line; a sum that is not finite.
 pub fn charge_jobs(
     input: &mut crate::tree::TreeInput,
     path: &std::path::Path,
@@ -91,5 +92,5 @@ pub fn charge_jobs(
             charger
         }
     };
-    Ok(charger.finish(input))
+    charger.finish(input, path)
 }

@@ -59,13 +59,7 @@ impl JobFormat {
     /// # Errors
     /// The file cannot be read.
     pub fn detect(path: &Path) -> Result<JobFormat> {
-        let mut head = [0u8; 4096];
-        let n = {
-            use std::io::Read;
-            let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-            f.read(&mut head).map_err(|e| Error::io(path, e))?
-        };
-        let head = &head[..n];
+        let head = &crate::io::source::head(path, 4096)?;
         if head.starts_with(b"PAR1") {
             return Ok(JobFormat::Parquet);
         }

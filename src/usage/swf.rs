@@ -81,8 +81,7 @@ const PARTIAL: [i64; 3] = [2, 3, 4];
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, crate::io::source::open(path)?);
     let mut buf = String::new();
     let mut line_no = 0u64;
     let mut anchor = 0i64;
@@ -220,18 +219,14 @@ fn next_line(reader: &mut impl BufRead, buf: &mut String, line_no: &mut u64, pat
     loop {
         buf.clear();
         *line_no += 1;
-        match reader.read_line(buf) {
-            Ok(0) => return Ok(false),
-            Ok(_) if buf.trim().is_empty() => continue,
-            Ok(_) => {
+        match crate::io::source::read_line(reader, buf, path, *line_no)? {
+            0 => return Ok(false),
+            _ if buf.trim().is_empty() => continue,
+            _ => {
                 let len = buf.trim_end_matches(['\r', '\n']).len();
                 buf.truncate(len);
                 return Ok(true);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                return Err(Error::input(path, *line_no, "not valid UTF-8 text"));
-            }
-            Err(e) => return Err(Error::io(path, e)),
         }
     }
 }

@@ -488,8 +488,11 @@ fn compare_and_diff() {
     ]));
     let diff = stdout_of(&fairshare(["diff", a.to_str().unwrap(), b.to_str().unwrap()]));
     assert!(diff.contains("29 associations in both, 0 only in"), "{diff}");
-    assert!(diff.contains("1 share changes\n  econ_lab") && diff.contains("244 → 1000"), "{diff}");
+    assert!(diff.contains("1 share change\n  econ_lab") && diff.contains("244 → 1000"), "{diff}");
     assert!(diff.contains("0 usage changes"), "{diff}");
+    // The what-if is recorded in run.json, so the diff names the parameter that changed.
+    assert!(diff.contains("1 parameter change\n  set_shares                               (none) → econ_lab=1000\n"), "{diff}");
     let same = stdout_of(&fairshare(["diff", a.to_str().unwrap(), a.to_str().unwrap()]));
-    assert!(same.contains("0 share changes") && same.contains("0 fair-share factor changes"), "{same}");
+    assert!(same.contains("0 parameter changes") && same.contains("0 share changes"), "{same}");
+    assert!(same.contains("0 fair-share factor changes"), "{same}");
 }

@@ -10,7 +10,8 @@ use rusqlite::{Connection, params};
 use super::usage::read_parquet;
 use super::{fairshare, stdout_of, write_file};
 
-const FILES: [&str; 5] = ["associations.parquet", "jobs.parquet", "run.json", "sprio.txt", "sshare.txt"];
+const FILES: [&str; 6] =
+    [".fairshare-output", "associations.parquet", "jobs.parquet", "run.json", "sprio.txt", "sshare.txt"];
 
 fn seed_site() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site")
@@ -261,8 +262,14 @@ fn flux_db_run_writes_back() {
     let db = tmp.path().join("FluxAccounting.db");
     flux_db(&db);
     let out_dir = tmp.path().join("run");
+    let read = std::fs::read(&db).unwrap();
     run_into(&out_dir, &[], &["--flux-db", db.to_str().unwrap(), "--now", "10500", "--write-back"]);
-    assert_eq!(names(&out_dir), ["associations.parquet", "run.json", "sshare.txt"]);
+    assert_eq!(names(&out_dir), [".fairshare-output", "associations.parquet", "run.json", "sshare.txt"]);
+    // run.json identifies the database as it was read, not as written back.
+    let input = &run_json(&out_dir)["inputs"][0];
+    assert_eq!(input["bytes"], read.len());
+    assert_eq!(input["xxh3_64"], format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&read)));
+    assert_ne!(std::fs::read(&db).unwrap(), read, "the write-back changed the database");
 
     let conn = Connection::open(&db).unwrap();
     let stored: HashMap<String, (f64, f64, f64)> = conn
