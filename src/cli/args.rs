@@ -403,9 +403,9 @@ fn parquet_path(text: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(text);
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
     match ext.as_deref() {
-        Some(e @ ("csv" | "tsv" | "txt" | "json" | "jsonl" | "ndjson" | "svg" | "png" | "arrow" | "feather")) => Err(
-            format!("{text:?} names a .{e} file, but this output is Parquet; use a .parquet name"),
-        ),
+        Some(e @ ("csv" | "tsv" | "txt" | "json" | "jsonl" | "ndjson" | "svg" | "png" | "arrow" | "feather")) => {
+            Err(format!("{text:?} names a .{e} file, but this output is Parquet; use a .parquet name"))
+        }
         _ => Ok(path),
     }
 }

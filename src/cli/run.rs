@@ -198,7 +198,11 @@ fn peak_rss_since_last_stage() -> Option<u64> {
 ///
 /// # Errors
 /// An input cannot be read again.
-pub(super) fn describe_inputs(wanted: bool, inputs: &[(&str, &Path)], embedded: bool) -> Result<Vec<serde_json::Value>> {
+pub(super) fn describe_inputs(
+    wanted: bool,
+    inputs: &[(&str, &Path)],
+    embedded: bool,
+) -> Result<Vec<serde_json::Value>> {
     if !wanted {
         return Ok(Vec::new());
     }

@@ -209,7 +209,8 @@ impl AtomicDir {
             body.push_str(rel);
             body.push('\n');
         }
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&manifest).map_err(|e| Error::io(&manifest, e))?;
+        let mut f =
+            OpenOptions::new().write(true).create_new(true).open(&manifest).map_err(|e| Error::io(&manifest, e))?;
         f.write_all(body.as_bytes()).and_then(|()| f.sync_all()).map_err(|e| Error::io(&manifest, e))?;
         File::open(&self.temp).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.temp, e))?;
         if let Some(mode) = self.mode.take() {
@@ -463,7 +464,6 @@ fn exchange(a: &Path, b: &Path) -> Result<()> {
     std::fs::rename(&aside, a).map_err(|e| Error::io(a, e))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,7 +648,9 @@ mod tests {
         {
             let link = dir.path().join("link");
             std::os::unix::fs::symlink(&target, &link).unwrap();
-            assert!(message(AtomicDir::create(&link, DirKind::Run)).ends_with("link: is a symbolic link; refusing to replace it with a fairshare run directory (give a new path)"));
+            assert!(message(AtomicDir::create(&link, DirKind::Run)).ends_with(
+                "link: is a symbolic link; refusing to replace it with a fairshare run directory (give a new path)"
+            ));
         }
         assert_eq!(names(dir.path()).len(), if cfg!(unix) { 3 } else { 2 });
         assert_eq!(std::fs::read_to_string(target.join("run.json")).unwrap(), "{}");

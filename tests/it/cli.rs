@@ -491,7 +491,25 @@ fn compare_and_diff() {
     assert!(diff.contains("1 share change\n  econ_lab") && diff.contains("244 → 1000"), "{diff}");
     assert!(diff.contains("0 usage changes"), "{diff}");
     // The what-if is recorded in run.json, so the diff names the parameter that changed.
-    assert!(diff.contains("1 parameter change\n  set_shares                               (none) → econ_lab=1000\n"), "{diff}");
+    assert!(
+        diff.contains("1 parameter change\n  set_shares                               (none) → econ_lab=1000\n"),
+        "{diff}"
+    );
+    let c = dir.path().join("c");
+    stdout_of(&fairshare([
+        "run",
+        "--site",
+        &format!("{site}/site.toml"),
+        "--billing",
+        "abudhabi=CPU=1.0,Mem=0.25G",
+        "--out-dir",
+        c.to_str().unwrap(),
+    ]));
+    let diff = stdout_of(&fairshare(["diff", a.to_str().unwrap(), c.to_str().unwrap()]));
+    assert!(
+        diff.contains("  billing                                  (none) → abudhabi=CPU=1.0,Mem=0.25G\n"),
+        "{diff}"
+    );
     let same = stdout_of(&fairshare(["diff", a.to_str().unwrap(), a.to_str().unwrap()]));
     assert!(same.contains("0 parameter changes") && same.contains("0 share changes"), "{same}");
     assert!(same.contains("0 fair-share factor changes"), "{same}");

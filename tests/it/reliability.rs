@@ -1156,14 +1156,15 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-const RUN_FILES: [&str; 5] = ["associations.parquet", "jobs.parquet", "run.json", "sprio.txt", "sshare.txt"];
+const RUN_FILES: [&str; 6] =
+    [".fairshare-output", "associations.parquet", "jobs.parquet", "run.json", "sprio.txt", "sshare.txt"];
 
 /// Checks `out` after a killed run: the previous run byte for byte, or a complete new run; and
 /// beside it nothing but leftovers named `.<out>.tmp-*`.
 fn check_after_kill(out: &Path, previous: &BTreeMap<String, Vec<u8>>, what: &str) {
     let now = snapshot(out);
     let names: Vec<&str> = now.keys().map(String::as_str).collect();
-    assert_eq!(names, RUN_FILES, "{what}: the run directory holds exactly the five files");
+    assert_eq!(names, RUN_FILES, "{what}: the run directory holds exactly the run's files");
     if &now != previous {
         // The run finished before the kill: a whole new run, data files equal to the previous
         // run's (the inputs are the same), run.json complete.
@@ -1263,19 +1264,22 @@ fn a_killed_run_leaves_the_previous_directory_intact() {
     let big_out = big_outputs.join("B");
     run_ok(&big_site, &big_out);
     let previous = snapshot(&big_out);
-    // The temporary directory of a child: `.B.tmp-<host>-<pid>` beside B.
+    // The temporary directory of a child: `.B.tmp-<host>-<pid>-<random>` beside B.
     let host =
         std::fs::read_to_string("/proc/sys/kernel/hostname").map_or("localhost".into(), |h| h.trim().to_string());
-    let temp_of = |pid: u32| big_outputs.join(format!(".B.tmp-{host}-{pid}"));
+    let temp_of = |pid: u32| {
+        let prefix = format!(".B.tmp-{host}-{pid}-");
+        listing(&big_outputs).into_iter().find(|n| n.starts_with(&prefix)).map(|n| big_outputs.join(n))
+    };
     let entries = |d: &Path| std::fs::read_dir(d).map_or(0, |r| r.count());
     for (what, files) in [("writing starts", 0), ("the first file is written", 1), ("mid-write", 3)] {
         let child = spawn_run(&big_site, &big_out);
-        let temp = temp_of(child.id());
-        let killed = kill_when(child, || temp.exists() && entries(&temp) >= files);
+        let pid = child.id();
+        let killed = kill_when(child, || temp_of(pid).is_some_and(|t| entries(&t) >= files));
         check_after_kill(&big_out, &previous, &format!("large site, killed when {what}"));
         if killed {
             // Killed while writing: its temporary directory is left beside B, and never under B.
-            assert!(temp.exists(), "{what}: the kill landed after the run was complete");
+            assert!(temp_of(pid).is_some(), "{what}: the kill landed after the run was complete");
         }
     }
     // Mid-usage: killed well before any output exists.

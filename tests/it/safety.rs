@@ -108,7 +108,8 @@ fn a_failed_single_file_write_leaves_no_temporary() {
 /// `usage --at` over the seed site into `out`.
 fn history(out: &Path, at: &str) -> std::process::Output {
     let mut args: Vec<std::ffi::OsString> = vec!["usage".into()];
-    for (flag, file) in [("--tree", "tree.csv"), ("--jobs", "jobs.csv"), ("--slurm-conf", "slurm.conf"), ("--qos", "qos.txt")]
+    for (flag, file) in
+        [("--tree", "tree.csv"), ("--jobs", "jobs.csv"), ("--slurm-conf", "slurm.conf"), ("--qos", "qos.txt")]
     {
         args.push(flag.into());
         args.push(site(file).into());
