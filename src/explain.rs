@@ -239,15 +239,25 @@ pub fn compare(tree: &AssocTree, fs: &FairShare, a: usize, b: usize) -> String {
                 assoc_name(tree, xb),
                 num(lb)
             );
-            let _ = writeln!(
-                out,
-                "The sibling placed higher there puts every user below it ahead of every user below the other, \
-                 whatever happens deeper down: S = {} vs {}, U = {} vs {}.",
-                num(fs.norm_shares[xa]),
-                num(fs.norm_shares[xb]),
-                num(fs.effective_usage[xa]),
-                num(fs.effective_usage[xb])
+            let (s, u) = (
+                format!("S = {} vs {}", num(fs.norm_shares[xa]), num(fs.norm_shares[xb])),
+                format!("U = {} vs {}", num(fs.effective_usage[xa]), num(fs.effective_usage[xb])),
             );
+            if fa == fb {
+                // Nothing placed one above the other: saying which sibling won would contradict
+                // the verdict above.
+                let _ = writeln!(
+                    out,
+                    "Neither is placed above the other there ({s}, {u}): tied siblings are ranked together, \
+                     so their users share the same factor."
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "The sibling placed higher there puts every user below it ahead of every user below the \
+                     other, whatever happens deeper down: {s}, {u}."
+                );
+            }
         }
         Algorithm::Classic => {
             let _ = writeln!(
@@ -309,6 +319,13 @@ mod tests {
         let sam = find_rows(&tree, "sam@rc_staff").unwrap()[0];
         let why = compare(&tree, &fs, dana, sam);
         assert!(why.contains("Their paths part under root:"), "{why}");
+        assert!(why.contains("The sibling placed higher there"), "{why}");
+        // Tied users: no sibling is said to be placed higher.
+        let eli = find_rows(&tree, "eli").unwrap()[0];
+        assert_eq!(fs.fs_factor[dana], fs.fs_factor[eli]);
+        let why = compare(&tree, &fs, dana, eli);
+        assert!(why.contains("is equal to") && why.contains("Neither is placed above the other"), "{why}");
+        assert!(!why.contains("placed higher"), "{why}");
         assert!(why.contains("huttenhower_lab") && why.contains("rc_staff"), "{why}");
         assert!(find_rows(&tree, "nobody").is_err());
         assert_eq!(find_rows(&tree, "chemistry").unwrap().len(), 1);

@@ -7,14 +7,15 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, UInt32Array};
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow::datatypes::{DataType, Float64Type};
 use fairshare::compare::{competition_ranks, spearman};
 use fairshare::explain::assoc_name;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
-use fairshare::output::parquet::write_parquet;
+use fairshare::output::parquet::{SCHEMA_VERSION, write_parquet};
 use fairshare::tree::AssocTree;
 use fairshare::{Error, Result};
+use parquet::file::metadata::KeyValue;
 
 use super::args::{CompareArgs, DiffArgs};
 use super::{TreeSettings, load_with_usage};
@@ -55,11 +56,12 @@ fn num(v: f64) -> String {
 
 pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
     let variants: Vec<(String, Params)> = a.variants.iter().map(|v| parse_variant(v)).collect::<Result<_>>()?;
-    let (tree, _fs) = if a.usage.jobs.is_some() {
-        let (_, tree, fs, _) = load_with_usage(&a.tree, &a.usage)?;
-        (tree, fs)
+    let (source, tree, usage_meta) = if a.usage.jobs.is_some() {
+        let (settings, tree, _, meta) = load_with_usage(&a.tree, &a.usage)?;
+        (settings.source(), tree, meta)
     } else {
-        TreeSettings::resolve(&a.tree, None)?.load()?
+        let settings = TreeSettings::resolve(&a.tree, None)?;
+        (settings.source(), settings.load()?.0, Vec::new())
     };
     let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
     let mut results: Vec<(String, FairShare)> = Vec::new();
@@ -77,8 +79,10 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
         return Err(Error::Usage("no variant could be computed".into()));
     }
     let factors: Vec<Vec<f64>> = results.iter().map(|(_, r)| users.iter().map(|&u| r.fs_factor[u]).collect()).collect();
-    let ranks: Vec<Vec<u32>> = factors.iter().map(|f| competition_ranks(f)).collect();
-    let _ = writeln!(text, "{} user associations; ranks are by factor, 1 = highest, ties share a rank.", users.len());
+    // Places, 1 = highest factor. (Parquet's `rank` column is Slurm's Fair Tree rank, which
+    // counts the other way: the highest rank is the highest factor.)
+    let places: Vec<Vec<u32>> = factors.iter().map(|f| competition_ranks(f)).collect();
+    let _ = writeln!(text, "{} user associations; places are by factor, 1 = highest, ties share a place.", users.len());
     let _ = writeln!(text, "\nSpearman rank correlation of the users' factors:");
     let _ = write!(text, "{:>24}", "");
     for (label, _) in &results {
@@ -93,31 +97,38 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
         text.push('\n');
     }
     if a.all {
+        // The place is padded to the widest, so the factors stay aligned past place 9.
+        let digits = users.len().to_string().len();
+        let header = |label: &str| format!("{label} (place)");
+        let cells: Vec<usize> = results.iter().map(|(l, _)| header(l).len().max(9 + 3 + digits)).collect();
         let _ = write!(text, "\n{:<40}", "association");
-        for (label, _) in &results {
-            let _ = write!(text, " {:>20}", format!("{label} (rank)"));
+        for ((label, _), cell) in results.iter().zip(&cells) {
+            let _ = write!(text, " {:>cell$}", header(label));
         }
         text.push('\n');
-        for (k, &u) in users.iter().enumerate() {
-            let _ = write!(text, "{:<40}", assoc_name(&tree, u));
-            for v in 0..results.len() {
-                let _ = write!(text, " {:>20}", format!("{} ({})", num(factors[v][k]), ranks[v][k]));
+        // Listed by the first variant's place, then in tree order.
+        let mut order: Vec<usize> = (0..users.len()).collect();
+        order.sort_by_key(|&k| (places[0][k], k));
+        for k in order {
+            let _ = write!(text, "{:<40}", assoc_name(&tree, users[k]));
+            for (v, cell) in cells.iter().enumerate() {
+                let _ = write!(text, " {:>cell$}", format!("{:>9} ({:>digits$})", num(factors[v][k]), places[v][k]));
             }
             text.push('\n');
         }
     }
     for v in 1..results.len() {
         let mut movers: Vec<usize> = (0..users.len()).collect();
-        let delta = |k: usize| i64::from(ranks[v][k]) - i64::from(ranks[0][k]);
+        let delta = |k: usize| i64::from(places[v][k]) - i64::from(places[0][k]);
         movers.sort_by_key(|&k| (std::cmp::Reverse(delta(k).abs()), k));
         let _ = writeln!(text, "\nBiggest movers, {} → {}:", results[0].0, results[v].0);
         for &k in movers.iter().take(a.top).filter(|&&k| delta(k) != 0) {
             let _ = writeln!(
                 text,
-                "  {:<40} rank {:>7} → {:>7} ({:+}), factor {} → {}",
+                "  {:<40} place {:>7} → {:>7} ({:+}), factor {} → {}",
                 assoc_name(&tree, users[k]),
-                ranks[0][k],
-                ranks[v][k],
+                places[0][k],
+                places[v][k],
                 -delta(k),
                 num(factors[0][k]),
                 num(factors[v][k])
@@ -125,23 +136,33 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
         }
     }
     if let Some(out) = &a.out {
-        write_comparison(out, &tree, &users, &results, &factors, &ranks)?;
+        let mut meta = vec![
+            KeyValue::new("fairshare.schema_version".to_string(), SCHEMA_VERSION.to_string()),
+            KeyValue::new("fairshare.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+            KeyValue::new("fairshare.source".to_string(), source),
+            KeyValue::new("fairshare.variants".to_string(), a.variants.join(",")),
+        ];
+        meta.extend(usage_meta);
+        write_comparison(out, &tree, &users, &results, &factors, &places, meta)?;
     }
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| Error::io("<stdout>", e))
 }
 
-/// One row per user association: names, then `fs_<variant>` and `rank_<variant>` per variant.
+/// One row per user association: its id and names, then `fs_<variant>` and `place_<variant>`
+/// (1 = highest factor) per variant; the inputs and variants in the metadata.
 fn write_comparison(
     out: &Path,
     tree: &AssocTree,
     users: &[usize],
     results: &[(String, FairShare)],
     factors: &[Vec<f64>],
-    ranks: &[Vec<u32>],
+    places: &[Vec<u32>],
+    meta: Vec<KeyValue>,
 ) -> Result<()> {
     let mut columns: Vec<(String, ArrayRef)> = vec![
+        ("id".into(), Arc::new(UInt64Array::from_iter_values(users.iter().map(|&u| tree.ids()[u])))),
         ("account".into(), Arc::new(StringArray::from_iter_values(users.iter().map(|&u| tree.account(u))))),
         ("user".into(), Arc::new(StringArray::from_iter(users.iter().map(|&u| tree.user_name(u))))),
         ("partition".into(), Arc::new(StringArray::from_iter(users.iter().map(|&u| tree.partition(u))))),
@@ -149,10 +170,10 @@ fn write_comparison(
     for (v, (label, _)) in results.iter().enumerate() {
         let name = label.replace([':', '='], "_").replace('-', "_");
         columns.push((format!("fs_{name}"), Arc::new(Float64Array::from(factors[v].clone()))));
-        columns.push((format!("rank_{name}"), Arc::new(UInt32Array::from(ranks[v].clone()))));
+        columns.push((format!("place_{name}"), Arc::new(UInt32Array::from(places[v].clone()))));
     }
     let batch = RecordBatch::try_from_iter(columns).map_err(|e| Error::format(out, e))?;
-    write_parquet(out, &batch, Vec::new())
+    write_parquet(out, &batch, meta)
 }
 
 /// The association columns `diff` reads from a run's `associations.parquet`.

@@ -39,7 +39,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     let result = fs::compute(&tree, &settings.params)?;
     stages.finish("fairshare", || format!("{} associations (flux weighted tree)", tree.len()));
 
-    let inputs = super::run::describe_inputs(a.out_dir.is_some(), &[("flux_db", db)], false)?;
+    let inputs = super::run::describe_inputs(a.out_dir.is_some(), &[("flux_db", db)])?;
     if a.write_back {
         let values: Vec<(String, String, f64)> = (0..tree.len())
             .filter(|&r| tree.is_user(r))

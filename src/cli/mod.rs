@@ -7,6 +7,7 @@ mod flux_site;
 mod plot;
 mod run;
 mod shares;
+mod site;
 mod usage;
 
 use std::io::Write;
@@ -136,7 +137,7 @@ impl TreeSettings {
     }
 
     fn source(&self) -> String {
-        self.path.as_ref().map_or_else(|| "<embedded default site>".to_string(), |p| p.display().to_string())
+        self.path.as_ref().map_or_else(|| site::EMBEDDED.to_string(), |p| site::shown(p))
     }
 
     fn load(&self) -> Result<(AssocTree, FairShare)> {
@@ -170,6 +171,12 @@ fn sshare_options(a: &SshareArgs) -> SshareOptions {
     }
 }
 
+/// The embedded default site for a command given no input at all (see [`site`]); kept on disk
+/// while the returned value lives.
+fn embedded_if_empty(tree: &mut TreeArgs, usage: &mut UsageArgs) -> Result<Option<site::EmbeddedSite>> {
+    site::SiteSlots { tree, usage, pending: None }.embedded_if_empty()
+}
+
 /// Runs the parsed command line.
 ///
 /// # Errors
@@ -200,14 +207,16 @@ pub fn run(cli: Cli) -> Result<()> {
         )));
     }
     match command {
-        Command::Sshare(a) => {
+        Command::Sshare(mut a) => {
+            let _site = embedded_if_empty(&mut a.tree, &mut a.usage)?;
             let (_, tree, result, _) = load_with_usage(&a.tree, &a.usage)?;
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
             out.flush().map_err(|e| Error::io("<stdout>", e))
         }
-        Command::Compute(a) => {
+        Command::Compute(mut a) => {
+            let _site = embedded_if_empty(&mut a.tree, &mut a.usage)?;
             let (settings, tree, result, usage_meta) = load_with_usage(&a.tree, &a.usage)?;
             let mut meta = metadata(&result, &settings.source());
             meta.extend(usage_meta);
@@ -215,6 +224,7 @@ pub fn run(cli: Cli) -> Result<()> {
             write_parquet(&a.out, &into_association_batch(&tree, result), meta)
         }
         Command::Usage(mut a) => {
+            let _site = embedded_if_empty(&mut a.tree, &mut a.usage)?;
             let instants = usage::history_instants(&a)?;
             if !instants.is_empty() {
                 // Refused before the charging; checked again when the history is committed.
@@ -235,10 +245,27 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Run(a) => run::run(a),
         Command::Shares(a) => shares::run(&a),
-        Command::Explain(a) => explain::run(&a),
-        Command::Compare(a) => compare::compare(&a),
+        Command::Explain(mut a) => {
+            let _site = site::SiteSlots {
+                tree: &mut a.tree,
+                usage: &mut a.usage,
+                pending: Some((&mut a.pending, &mut a.pending_format)),
+            }
+            .embedded_if_empty()?;
+            explain::run(&a)
+        }
+        Command::Compare(mut a) => {
+            let _site = embedded_if_empty(&mut a.tree, &mut a.usage)?;
+            compare::compare(&a)
+        }
         Command::Diff(a) => compare::diff(&a),
-        Command::Plot(a) => plot::run(&a),
+        Command::Plot(mut a) => {
+            let _site = match &mut a.what {
+                args::PlotCommand::Icicle(i) => embedded_if_empty(&mut i.tree, &mut i.usage)?,
+                args::PlotCommand::History(_) => None,
+            };
+            plot::run(&a)
+        }
         Command::Sprio(a) => {
             let queue = Queue::load(&a.tree, &a.queue)?;
             let format = match (&a.format, a.long) {

@@ -3,135 +3,21 @@
 //! each stage took.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use clap::ValueEnum;
 use fairshare::fairshare as fs;
-use fairshare::output::atomic::{AtomicDir, AtomicFile, DirKind, check_replaceable, create_private_dir};
+use fairshare::output::atomic::{AtomicDir, AtomicFile, DirKind, check_replaceable};
 use fairshare::output::parquet::{association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{SshareOptions, write_sshare};
 use fairshare::tree::AssocTree;
 use fairshare::{Error, Result};
-use serde::Deserialize;
 
-use super::args::{AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, RunArgs, TreeFormatArg};
+use super::args::RunArgs;
+use super::site::{EMBEDDED, EmbeddedSite, SiteSlots, shown};
 use super::usage::UsageSettings;
 use super::{Queue, TreeSettings, charged_input, site_files};
-
-/// A site description, as `--site FILE` reads it. Every key is optional; flags win.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SiteFile {
-    slurm_conf: Option<PathBuf>,
-    qos: Option<PathBuf>,
-    tree: Option<PathBuf>,
-    tree_format: Option<String>,
-    jobs: Option<PathBuf>,
-    jobs_format: Option<String>,
-    pending: Option<PathBuf>,
-    pending_format: Option<String>,
-    algorithm: Option<String>,
-    decay: Option<String>,
-    now: Option<String>,
-    first_pass: Option<String>,
-    half_life: Option<String>,
-    timezone: Option<String>,
-}
-
-/// The embedded default site: the files of `examples/seed-site`.
-const DEFAULT_SITE: [(&str, &str); 6] = [
-    ("site.toml", include_str!("../../examples/seed-site/site.toml")),
-    ("slurm.conf", include_str!("../../examples/seed-site/slurm.conf")),
-    ("qos.txt", include_str!("../../examples/seed-site/qos.txt")),
-    ("tree.csv", include_str!("../../examples/seed-site/tree.csv")),
-    ("jobs.csv", include_str!("../../examples/seed-site/jobs.csv")),
-    ("pending.csv", include_str!("../../examples/seed-site/pending.csv")),
-];
-
-/// A temporary copy of the embedded site, removed when dropped.
-struct EmbeddedSite(PathBuf);
-
-impl EmbeddedSite {
-    /// Writes the files into a new private directory: a fixed name under the shared temporary
-    /// directory could be planted (as a link to the user's files) by another local user.
-    fn write() -> Result<Self> {
-        let site = EmbeddedSite(create_private_dir(&std::env::temp_dir(), "fairshare-default-site-")?);
-        for (name, body) in DEFAULT_SITE {
-            let path = site.0.join(name);
-            std::fs::write(&path, body).map_err(|e| Error::io(&path, e))?;
-        }
-        Ok(site)
-    }
-}
-
-impl Drop for EmbeddedSite {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn parse_enum<T: ValueEnum>(value: &str, key: &str, file: &Path, text: &str) -> Result<T> {
-    T::from_str(value, true).map_err(|_| {
-        let names: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value())
-            .map(|p| p.get_name().to_string())
-            .collect();
-        // The key's line, for the message: serde has already dropped the spans.
-        let line = text.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i as u64 + 1);
-        Error::input(file, line, format!("{key} = {value:?}: expected one of {}", names.join(", ")))
-    })
-}
-
-/// Fills the options the command line left unset from the site file.
-fn apply_site(a: &mut RunArgs, file: &Path) -> Result<()> {
-    let text = fairshare::io::source::read_config(file)?;
-    let site: SiteFile = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| 1 + text[..s.start].matches('\n').count() as u64);
-        Error::input(file, line, e.message().to_string())
-    })?;
-    let base = file.parent().unwrap_or(Path::new("."));
-    let path = |p: Option<PathBuf>| p.map(|p| base.join(p));
-    let fill = |slot: &mut Option<PathBuf>, v: Option<PathBuf>| {
-        if slot.is_none() {
-            *slot = path(v);
-        }
-    };
-    fill(&mut a.usage.slurm_conf, site.slurm_conf);
-    fill(&mut a.usage.qos, site.qos);
-    fill(&mut a.tree.tree, site.tree);
-    fill(&mut a.usage.jobs, site.jobs);
-    fill(&mut a.pending, site.pending);
-    let text_slot = |slot: &mut Option<String>, v: Option<String>| {
-        if slot.is_none() {
-            *slot = v;
-        }
-    };
-    text_slot(&mut a.usage.now, site.now);
-    text_slot(&mut a.usage.first_pass, site.first_pass);
-    text_slot(&mut a.usage.half_life, site.half_life);
-    if let Some(tz) = site.timezone.filter(|_| a.usage.timezone == "UTC") {
-        a.usage.timezone = tz;
-    }
-    if let (None, Some(f)) = (a.tree.tree_format, site.tree_format) {
-        a.tree.tree_format = Some(parse_enum::<TreeFormatArg>(&f, "tree_format", file, &text)?);
-    }
-    if let (None, Some(f)) = (a.usage.jobs_format, site.jobs_format) {
-        a.usage.jobs_format = Some(parse_enum::<JobsFormatArg>(&f, "jobs_format", file, &text)?);
-    }
-    if let (None, Some(f)) = (a.pending_format, site.pending_format) {
-        a.pending_format = Some(parse_enum::<PendingFormatArg>(&f, "pending_format", file, &text)?);
-    }
-    if let (None, Some(f)) = (a.tree.algo, site.algorithm) {
-        a.tree.algo = Some(parse_enum::<AlgoArg>(&f, "algorithm", file, &text)?);
-    }
-    if let Some(d) = site.decay {
-        a.usage.decay = parse_enum::<DecayArg>(&d, "decay", file, &text)?;
-    }
-    Ok(())
-}
 
 /// Stage timings, printed as they finish when stderr is a terminal.
 pub(super) struct Stages {
@@ -198,25 +84,11 @@ fn peak_rss_since_last_stage() -> Option<u64> {
 ///
 /// # Errors
 /// An input cannot be read again.
-pub(super) fn describe_inputs(
-    wanted: bool,
-    inputs: &[(&str, &Path)],
-    embedded: bool,
-) -> Result<Vec<serde_json::Value>> {
+pub(super) fn describe_inputs(wanted: bool, inputs: &[(&str, &Path)]) -> Result<Vec<serde_json::Value>> {
     if !wanted {
         return Ok(Vec::new());
     }
-    inputs
-        .iter()
-        .map(|&(role, p)| {
-            let mut d = describe_input(role, p)?;
-            if embedded {
-                let name = p.file_name().unwrap_or_default().to_string_lossy();
-                d["path"] = format!("<embedded default site>/{name}").into();
-            }
-            Ok(d)
-        })
-        .collect()
+    inputs.iter().map(|&(role, p)| describe_input(role, p)).collect()
 }
 
 /// An input file's identity for `run.json`: size and XXH3-64 of its bytes.
@@ -236,7 +108,7 @@ fn describe_input(role: &str, path: &Path) -> Result<serde_json::Value> {
     }
     Ok(serde_json::json!({
         "role": role,
-        "path": path.display().to_string(),
+        "path": shown(path),
         "bytes": bytes,
         "xxh3_64": format!("{:016x}", hasher.digest()),
     }))
@@ -251,19 +123,20 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
     if a.flux_db.is_some() {
         return super::flux_site::run(&a);
     }
-    let nothing_given = a.site.is_none()
-        && a.tree.tree.is_none()
-        && a.usage.jobs.is_none()
-        && a.usage.slurm_conf.is_none()
-        && a.pending.is_none();
-    let embedded = if nothing_given { Some(EmbeddedSite::write()?) } else { None };
-    let site_file = a.site.clone().or_else(|| embedded.as_ref().map(|e| e.0.join("site.toml")));
-    if let Some(file) = &site_file {
-        apply_site(&mut a, file)?;
-    }
+    let site_file = a.site.clone();
+    let mut slots =
+        SiteSlots { tree: &mut a.tree, usage: &mut a.usage, pending: Some((&mut a.pending, &mut a.pending_format)) };
+    let embedded = match &site_file {
+        Some(file) => {
+            slots.apply(file)?;
+            None
+        }
+        None => slots.embedded_if_empty()?,
+    };
+    let site_file = site_file.or_else(|| embedded.as_ref().map(EmbeddedSite::site_file));
     let source = match (&embedded, &a.site) {
-        (Some(_), _) => "<embedded default site>".to_string(),
-        (None, Some(s)) => s.display().to_string(),
+        (Some(_), _) => EMBEDDED.to_string(),
+        (None, Some(s)) => shown(s),
         (None, None) => "<command line>".to_string(),
     };
     let mut stages = Stages::new();
@@ -324,7 +197,7 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         ("pending", a.pending.as_deref()),
     ];
     let inputs: Vec<(&str, &Path)> = roles.into_iter().filter_map(|(role, p)| Some((role, p?))).collect();
-    let inputs = describe_inputs(a.out_dir.is_some(), &inputs, embedded.is_some())?;
+    let inputs = describe_inputs(a.out_dir.is_some(), &inputs)?;
     let mut rows = serde_json::Map::new();
     if let Some(r) = &report {
         rows.insert("job_records".into(), r.records.into());
@@ -334,17 +207,7 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
     }
     // The embedded site's files live in a per-process directory: name them as run.json does, so
     // the data files do not depend on the process.
-    let usage_meta = usage_meta
-        .into_iter()
-        .chain(settings.what_if_metadata())
-        .map(|kv| match (&embedded, kv.key.as_str(), &kv.value) {
-            (Some(_), "fairshare.jobs", Some(v)) => {
-                let name = Path::new(v).file_name().unwrap_or_default().to_string_lossy().into_owned();
-                parquet::file::metadata::KeyValue::new(kv.key, format!("<embedded default site>/{name}"))
-            }
-            _ => kv,
-        })
-        .collect();
+    let usage_meta = usage_meta.into_iter().chain(settings.what_if_metadata()).collect();
     let outputs = Outputs {
         out_dir: a.out_dir.as_deref(),
         source: &source,

@@ -218,7 +218,7 @@ impl UsageSettings {
         };
         let mut m = vec![
             ("fairshare.decay", decay.to_string()),
-            ("fairshare.jobs", self.jobs.display().to_string()),
+            ("fairshare.jobs", super::site::shown(&self.jobs)),
             ("fairshare.jobs_format", self.format.name().to_string()),
             ("fairshare.now", now.to_string()),
             ("fairshare.half_life", self.half_life.to_string()),

@@ -514,3 +514,54 @@ fn compare_and_diff() {
     assert!(same.contains("0 parameter changes") && same.contains("0 share changes"), "{same}");
     assert!(same.contains("0 fair-share factor changes"), "{same}");
 }
+
+/// Every command given no input runs the same embedded site with the same settings, so
+/// `explain` explains the number `run` printed.
+#[test]
+fn the_embedded_site_is_one_site() {
+    let factor = |text: &str| -> String {
+        let line = text.lines().find(|l| l.split_whitespace().nth(1) == Some("dana")).expect("dana's row");
+        line.split_whitespace().nth(7).unwrap().to_string()
+    };
+    let run = stdout_of(&fairshare(["run"]));
+    let sshare = stdout_of(&fairshare(["sshare", "-l"]));
+    assert_eq!(factor(&run), factor(&sshare));
+    let explain = stdout_of(&fairshare(["explain", "dana"]));
+    assert!(explain.contains(&format!("= {}\n", factor(&run))), "{explain}\n{run}");
+    // Outputs name the embedded files, not the per-process directory they were unpacked to.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fs.parquet");
+    stdout_of(&fairshare(["compute", "--out", out.to_str().unwrap()]));
+    let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&out).unwrap()).unwrap();
+    let meta =
+        parquet::file::reader::FileReader::metadata(&reader).file_metadata().key_value_metadata().unwrap().clone();
+    let get = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone()).unwrap();
+    assert_eq!(get("fairshare.source"), "<embedded default site>/tree.csv");
+    assert_eq!(get("fairshare.jobs"), "<embedded default site>/jobs.csv");
+}
+
+/// `compare --all` lists by place (1 = highest) with aligned columns; its Parquet names each row
+/// by id and records what was compared.
+#[test]
+fn compare_lists_by_place_and_records_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp.parquet");
+    let text =
+        stdout_of(&fairshare(["compare", "--variants", "fair-tree,classic", "--all", "--out", out.to_str().unwrap()]));
+    let rows: Vec<&str> =
+        text.lines().skip_while(|l| !l.starts_with("association")).skip(1).take_while(|l| !l.is_empty()).collect();
+    assert_eq!(rows.len(), 19, "{text}");
+    let place = |l: &str| -> u32 { l.split('(').nth(1).unwrap().split(')').next().unwrap().trim().parse().unwrap() };
+    assert!(rows.windows(2).all(|w| place(w[0]) <= place(w[1])), "{text}");
+    // The columns stay aligned whatever the place's width.
+    let opens = |l: &str| -> Vec<usize> { l.match_indices('(').map(|(i, _)| i).collect() };
+    assert!(rows.iter().all(|l| opens(l) == opens(rows[0])), "{text}");
+    let batch = fairshare::io::read_parquet_whole(&out).unwrap();
+    let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names[0], "id");
+    assert!(names.contains(&"place_fair_tree".to_string()) && names.contains(&"fs_classic".to_string()), "{names:?}");
+    let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&out).unwrap()).unwrap();
+    let meta =
+        parquet::file::reader::FileReader::metadata(&reader).file_metadata().key_value_metadata().unwrap().clone();
+    assert!(meta.iter().any(|kv| kv.key == "fairshare.variants" && kv.value.as_deref() == Some("fair-tree,classic")));
+}
