@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 
 use chrono_tz::Tz;
-use fairshare::config::slurm_conf::parse_reset_period;
-use fairshare::config::time::parse_time;
+use fairshare::config::slurm_conf::{parse_calc_period, parse_half_life, parse_reset_period};
 use fairshare::config::{QosTable, ResetPeriod, SlurmConf};
 use fairshare::fairshare::Algorithm;
 use fairshare::jobs::parse_timestamp;
@@ -43,8 +42,10 @@ fn time(text: &str, flag: &str) -> Result<i64> {
     parse_timestamp(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
 }
 
-fn seconds(text: &str, flag: &str) -> Result<u32> {
-    parse_time(text).map(|t| t.slurm_knob_seconds()).map_err(|m| Error::Usage(format!("{flag}: {m}")))
+/// A slurm.conf knob given as `flag`, read by the function the slurm.conf reader uses for it, so
+/// that both accept the same values and refuse the same ones in the same words.
+fn knob<T>(text: &str, flag: &str, parse: fn(&str) -> std::result::Result<T, String>) -> Result<T> {
+    parse(text).map_err(|m| Error::Usage(format!("{flag} {text}: {m}")))
 }
 
 impl UsageSettings {
@@ -85,17 +86,19 @@ impl UsageSettings {
                 f => f,
             },
         };
+        let slurm_defaults = SlurmConf::default();
+        let base = conf.as_ref().unwrap_or(&slurm_defaults);
         let mut half_life = match &u.half_life {
-            Some(t) => seconds(t, "--half-life")?,
-            None => conf.as_ref().map_or(7 * 86_400, |c| c.priority_decay_half_life),
+            Some(t) => knob(t, "--half-life", parse_half_life)?,
+            None => base.priority_decay_half_life,
         };
         let calc_period = match &u.calc_period {
-            Some(t) => seconds(t, "--calc-period")?.max(1),
-            None => conf.as_ref().map_or(300, |c| c.priority_calc_period.max(1)),
+            Some(t) => knob(t, "--calc-period", parse_calc_period)?,
+            None => base.priority_calc_period,
         };
         let reset_period = match &u.reset_period {
-            Some(p) => parse_reset_period(p).map_err(|m| Error::Usage(format!("--reset-period: {m}")))?,
-            None => conf.as_ref().map_or(ResetPeriod::None, |c| c.priority_usage_reset_period),
+            Some(p) => knob(p, "--reset-period", parse_reset_period)?,
+            None => base.priority_usage_reset_period,
         };
         let timezone = parse_timezone(&u.timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
         let charge_job_end = conf.as_ref().is_some_and(|c| c.accounting_storage_enforce.charges_job_end());

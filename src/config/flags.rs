@@ -1,9 +1,29 @@
-//! `PriorityFlags`, parsed as `src/common/read_config.c` parses it.
+//! `PriorityFlags`: the flags `src/common/read_config.c` knows, read as a list of words.
+//!
+//! slurmctld looks for each flag as a case-insensitive substring of the whole value, so a typo
+//! (`NO_FAIR_TRE`) is ignored without a word and the file silently selects another algorithm.
+//! Here a word that names no flag is an error instead: a file means what its writer meant or is
+//! refused.
 
-/// The `PriorityFlags` bits that change a computation.
-///
-/// Slurm matches each flag as a case-insensitive *substring* of the whole value, so unknown words
-/// are ignored and separators do not matter. The default (no `PriorityFlags` line) is Fair Tree.
+/// Every flag accepted: those slurm.conf(5) documents, and `FAIR_TREE`, which selected Fair Tree
+/// before Slurm 19.05 made it the default (old files still carry it).
+pub const KNOWN: [&str; 14] = [
+    "ACCRUE_ALWAYS",
+    "CALCULATE_RUNNING",
+    "DEPTH_OBLIVIOUS",
+    "FAIR_TREE",
+    "INCR_ONLY",
+    "MAX_TRES",
+    "MAX_TRES_GRES",
+    "NO_FAIR_TREE",
+    "NO_NORMAL_ALL",
+    "NO_NORMAL_ASSOC",
+    "NO_NORMAL_PART",
+    "NO_NORMAL_QOS",
+    "NO_NORMAL_TRES",
+    "SMALL_RELATIVE_TO_TIME",
+];
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PriorityFlags {
     /// `ACCRUE_ALWAYS`: age accrues from submit time whatever the job's eligibility.
@@ -53,35 +73,61 @@ impl Default for PriorityFlags {
 }
 
 impl PriorityFlags {
-    /// Parses a `PriorityFlags` value. It cannot fail: like Slurm, words that name no flag are ignored.
+    /// Parses a `PriorityFlags` value: flags separated by commas or white space, in any case, with
+    /// Slurm's precedence (`DEPTH_OBLIVIOUS` implies `NO_FAIR_TREE`, `MAX_TRES_GRES` wins over
+    /// `MAX_TRES`, `NO_NORMAL_ALL` sets every `NO_NORMAL_*`).
+    ///
+    /// # Errors
+    /// A word that is not one of [`KNOWN`], named with the list of known flags.
     ///
     /// # Example
     /// ```
     /// use fairshare::config::PriorityFlags;
-    /// let f = PriorityFlags::parse("max_tres_gres,DEPTH_OBLIVIOUS");
+    /// let f = PriorityFlags::parse("max_tres_gres,DEPTH_OBLIVIOUS")?;
     /// assert!(f.max_tres_gres && !f.max_tres && f.depth_oblivious && !f.fair_tree);
+    /// assert!(PriorityFlags::parse("NO_FAIR_TRE").is_err());
+    /// # Ok::<(), String>(())
     /// ```
-    pub fn parse(text: &str) -> Self {
-        let upper = text.to_ascii_uppercase();
-        let has = |flag: &str| upper.contains(flag);
-        let no_normal_all = has("NO_NORMAL_ALL");
-        // "MAX_TRES" is a substring of "MAX_TRES_GRES": the longer flag is tested first and wins.
-        let max_tres_gres = has("MAX_TRES_GRES");
-        let depth_oblivious = has("DEPTH_OBLIVIOUS");
-        PriorityFlags {
-            accrue_always: has("ACCRUE_ALWAYS"),
-            small_relative_to_time: has("SMALL_RELATIVE_TO_TIME"),
-            calculate_running: has("CALCULATE_RUNNING"),
-            depth_oblivious,
-            fair_tree: !depth_oblivious && !has("NO_FAIR_TREE"),
-            incr_only: has("INCR_ONLY"),
-            max_tres: !max_tres_gres && has("MAX_TRES"),
-            max_tres_gres,
-            no_normal_assoc: no_normal_all || has("NO_NORMAL_ASSOC"),
-            no_normal_part: no_normal_all || has("NO_NORMAL_PART"),
-            no_normal_qos: no_normal_all || has("NO_NORMAL_QOS"),
-            no_normal_tres: no_normal_all || has("NO_NORMAL_TRES"),
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut f = PriorityFlags::default();
+        let (mut max_tres, mut no_fair_tree) = (false, false);
+        let mut unknown = Vec::new();
+        for word in text.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()) {
+            match word.to_ascii_uppercase().as_str() {
+                "ACCRUE_ALWAYS" => f.accrue_always = true,
+                "CALCULATE_RUNNING" => f.calculate_running = true,
+                "DEPTH_OBLIVIOUS" => f.depth_oblivious = true,
+                // Fair Tree is already the default.
+                "FAIR_TREE" => {}
+                "INCR_ONLY" => f.incr_only = true,
+                "MAX_TRES" => max_tres = true,
+                "MAX_TRES_GRES" => f.max_tres_gres = true,
+                "NO_FAIR_TREE" => no_fair_tree = true,
+                "NO_NORMAL_ALL" => {
+                    (f.no_normal_assoc, f.no_normal_part, f.no_normal_qos, f.no_normal_tres) = (true, true, true, true);
+                }
+                "NO_NORMAL_ASSOC" => f.no_normal_assoc = true,
+                "NO_NORMAL_PART" => f.no_normal_part = true,
+                "NO_NORMAL_QOS" => f.no_normal_qos = true,
+                "NO_NORMAL_TRES" => f.no_normal_tres = true,
+                "SMALL_RELATIVE_TO_TIME" => f.small_relative_to_time = true,
+                _ => unknown.push(format!("{word:?}")),
+            }
         }
+        if !unknown.is_empty() {
+            let s = if unknown.len() > 1 { "s" } else { "" };
+            return Err(format!("unknown flag{s} {} (the flags are {})", unknown.join(", "), KNOWN.join(", ")));
+        }
+        f.max_tres = max_tres && !f.max_tres_gres;
+        f.fair_tree = !f.depth_oblivious && !no_fair_tree;
+        Ok(f)
+    }
+
+    /// The flags set that change what slurmctld computes but that this engine does not reproduce,
+    /// for a warning: `INCR_ONLY` (a job's priority never decreases) needs the priorities
+    /// slurmctld computed before.
+    pub fn unmodelled(&self) -> Vec<&'static str> {
+        [("INCR_ONLY", self.incr_only)].into_iter().filter(|&(_, set)| set).map(|(name, _)| name).collect()
     }
 }
 
@@ -89,36 +135,64 @@ impl PriorityFlags {
 mod tests {
     use super::*;
 
+    fn parse(text: &str) -> PriorityFlags {
+        PriorityFlags::parse(text).unwrap()
+    }
+
     #[test]
     fn default_is_fair_tree_only() {
         let d = PriorityFlags::default();
         assert!(d.fair_tree);
-        assert_eq!(PriorityFlags::parse(""), d);
-        assert_eq!(PriorityFlags::parse("SOMETHING_ELSE"), d);
+        assert_eq!(parse(""), d);
+        assert_eq!(parse(" , "), d);
+        assert_eq!(parse("FAIR_TREE"), d);
+    }
+
+    #[test]
+    fn every_known_flag_parses() {
+        for flag in KNOWN {
+            assert!(PriorityFlags::parse(flag).is_ok(), "{flag}");
+        }
+    }
+
+    #[test]
+    fn unknown_words_are_errors_naming_them() {
+        let e = PriorityFlags::parse("NO_FAIR_TRE").unwrap_err();
+        assert!(e.starts_with("unknown flag \"NO_FAIR_TRE\" (the flags are ACCRUE_ALWAYS, "), "{e}");
+        assert!(e.ends_with("SMALL_RELATIVE_TO_TIME)"), "{e}");
+        // A known flag inside a longer word is no longer taken for that flag.
+        let e = PriorityFlags::parse("MAX_TRES,XNO_FAIR_TREE;INCR_ONLY fair").unwrap_err();
+        assert!(e.starts_with("unknown flags \"XNO_FAIR_TREE;INCR_ONLY\", \"fair\" (the flags"), "{e}");
+        assert!(PriorityFlags::parse("SOMETHING_ELSE").is_err());
     }
 
     #[test]
     fn fair_tree_is_cleared_by_either_flag() {
-        assert!(!PriorityFlags::parse("NO_FAIR_TREE").fair_tree);
-        let d = PriorityFlags::parse("depth_oblivious");
+        assert!(!parse("NO_FAIR_TREE").fair_tree);
+        let d = parse("depth_oblivious");
         assert!(d.depth_oblivious && !d.fair_tree);
-        assert!(PriorityFlags::parse("FAIR_TREE").fair_tree);
     }
 
     #[test]
     fn max_tres_gres_wins_over_max_tres() {
-        let both = PriorityFlags::parse("MAX_TRES,MAX_TRES_GRES");
+        let both = parse("MAX_TRES,MAX_TRES_GRES");
         assert!(both.max_tres_gres && !both.max_tres);
-        let one = PriorityFlags::parse("Max_TRES");
+        let one = parse("Max_TRES");
         assert!(one.max_tres && !one.max_tres_gres);
     }
 
     #[test]
-    fn substrings_and_no_normal_all() {
-        let f = PriorityFlags::parse("NO_NORMAL_ALL ACCRUE_ALWAYS;small_relative_to_time,CALCULATE_RUNNING,INCR_ONLY");
+    fn separators_and_no_normal_all() {
+        let f = parse("NO_NORMAL_ALL ACCRUE_ALWAYS,small_relative_to_time,\tCALCULATE_RUNNING,INCR_ONLY");
         assert!(f.no_normal_assoc && f.no_normal_part && f.no_normal_qos && f.no_normal_tres);
         assert!(f.accrue_always && f.small_relative_to_time && f.calculate_running && f.incr_only);
-        let q = PriorityFlags::parse("NO_NORMAL_QOS");
+        let q = parse("NO_NORMAL_QOS");
         assert!(q.no_normal_qos && !q.no_normal_part && !q.no_normal_assoc && !q.no_normal_tres);
+    }
+
+    #[test]
+    fn incr_only_is_reported_as_unmodelled() {
+        assert_eq!(parse("INCR_ONLY,MAX_TRES").unmodelled(), ["INCR_ONLY"]);
+        assert!(parse("CALCULATE_RUNNING").unmodelled().is_empty());
     }
 }

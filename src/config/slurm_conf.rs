@@ -9,8 +9,13 @@
 //! defaults for the lines after them. Other lines hold one pair.
 //!
 //! Keys this crate does not use are ignored, with whatever follows them on their line, since real
-//! files hold hundreds; a malformed value of a key it uses is an error naming the file and line.
-//! Include cycles are errors (slurmctld would recurse until it runs out of files).
+//! files hold hundreds; a malformed value of a key it uses is an error naming the file and line,
+//! even when a later line sets the key again (each value is parsed as its line is read, as
+//! slurmctld does). Include cycles are errors (slurmctld would recurse until it runs out of files).
+//!
+//! The knobs the command line can override (`--half-life`, `--calc-period`, `--reset-period`,
+//! `--dampening`) are read by one function each ([`parse_half_life`], ...), used by both routes,
+//! so a value means the same and is refused with the same words wherever it is given.
 //!
 //! Derived as slurmctld derives them: every `NodeName` record is a node (`node_count`, Slurm's
 //! `active_node_record_count`), the cluster CPU count sums their CPUs, a partition's TRES sum its
@@ -230,6 +235,41 @@ pub struct SlurmConf {
     pub cluster_cpus: u64,
     /// The cluster's TRES: cpu, mem, node, gres and licenses.
     pub cluster_tres: TresCounts,
+    /// What was read but is not reproduced here (`file:line: ...`); [`read`] prints them on stderr.
+    pub warnings: Vec<String>,
+}
+
+impl Default for SlurmConf {
+    /// Slurm's defaults: what an empty `slurm.conf` gives.
+    fn default() -> Self {
+        SlurmConf {
+            cluster_name: None,
+            priority_type: "priority/multifactor".to_string(),
+            priority_flags: PriorityFlags::default(),
+            priority_weight_age: 0,
+            priority_weight_assoc: 0,
+            priority_weight_fairshare: 0,
+            priority_weight_job_size: 0,
+            priority_weight_partition: 0,
+            priority_weight_qos: 0,
+            priority_weight_tres: None,
+            priority_max_age: 7 * 86_400,
+            priority_decay_half_life: 7 * 86_400,
+            priority_calc_period: 300,
+            priority_usage_reset_period: ResetPeriod::None,
+            priority_favor_small: false,
+            fair_share_dampening_factor: 1,
+            accounting_storage_enforce: AccountingEnforce::default(),
+            gres_types: Vec::new(),
+            licenses: TresCounts::new(),
+            nodes: Vec::new(),
+            partitions: Vec::new(),
+            node_count: 0,
+            cluster_cpus: 0,
+            cluster_tres: node_totals(&[], &[], 0, &TresCounts::new()),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 impl SlurmConf {
@@ -244,20 +284,26 @@ impl SlurmConf {
     }
 }
 
-/// Reads a `slurm.conf` and the files it includes.
+/// Reads a `slurm.conf` and the files it includes, printing its [`warnings`](SlurmConf::warnings)
+/// on stderr.
 ///
 /// # Errors
 /// A file that cannot be read, or any problem [`parse`] reports.
 pub fn read(path: &Path) -> Result<SlurmConf> {
-    parse(path, &read_text(path)?)
+    let conf = parse(path, &read_text(path)?)?;
+    for w in &conf.warnings {
+        eprintln!("fairshare: warning: {w}");
+    }
+    Ok(conf)
 }
 
 /// Parses `slurm.conf` text; `path` names it in errors and anchors relative `Include` files.
 ///
 /// # Errors
 /// A line that is not `Key=Value` pairs, a malformed value of a key used here (with its file and
-/// line), an unreadable or cyclic `Include`, a duplicate node or partition, a partition naming an
-/// undefined node, or `PriorityDecayHalfLife=0` without a `PriorityUsageResetPeriod`.
+/// line; an unknown `PriorityFlags` word is one), an unreadable or cyclic `Include`, a duplicate
+/// node or partition, a partition naming an undefined node, or `PriorityDecayHalfLife=0` without a
+/// `PriorityUsageResetPeriod`.
 ///
 /// # Example
 /// ```
@@ -277,29 +323,6 @@ pub fn parse(path: &Path, text: &str) -> Result<SlurmConf> {
     reader.read_lines(path, text)?;
     reader.finish()
 }
-
-/// Keys read from one-pair lines; anything else outside `NodeName`/`PartitionName` lines is ignored.
-const SCALAR_KEYS: [&str; 19] = [
-    "accountingstorageenforce",
-    "clustername",
-    "fairsharedampeningfactor",
-    "grestypes",
-    "licenses",
-    "prioritycalcperiod",
-    "prioritydecayhalflife",
-    "priorityfavorsmall",
-    "priorityflags",
-    "prioritymaxage",
-    "prioritytype",
-    "priorityusageresetperiod",
-    "priorityweightage",
-    "priorityweightassoc",
-    "priorityweightfairshare",
-    "priorityweightjobsize",
-    "priorityweightpartition",
-    "priorityweightqos",
-    "priorityweighttres",
-];
 
 /// A file and 1-based line.
 #[derive(Clone, Debug)]
@@ -340,6 +363,9 @@ struct PartitionSpec {
 
 #[derive(Default)]
 struct Reader {
+    /// The one-pair settings, parsed as their lines are read; nodes and partitions come in `finish`.
+    conf: SlurmConf,
+    /// Where each one-pair key was last set.
     scalars: Table,
     node_default: Table,
     part_default: Table,
@@ -364,11 +390,9 @@ impl Reader {
 
     fn include(&mut self, loc: &Loc, file: &str) -> Result<()> {
         let file = if file.contains("%c") {
-            let cluster = self
-                .scalars
-                .get("clustername")
+            let cluster = (self.conf.cluster_name.as_deref())
                 .ok_or_else(|| loc.err(format!("Include {file}: %c needs a ClusterName before this line")))?;
-            file.replace("%c", &cluster.text.to_ascii_lowercase())
+            file.replace("%c", cluster)
         } else {
             file.to_string()
         };
@@ -407,19 +431,21 @@ impl Reader {
                 let table = attributes(loc, rest)?;
                 self.partition_line(loc, value, table)
             }
-            k if SCALAR_KEYS.contains(&k) => {
+            _ => {
+                let v = Value { key: key.to_string(), text: value.to_string(), loc: loc.clone() };
+                // Keys not used here are skipped with the attributes they may carry (DownNodes=, ...).
+                if !set_scalar(&mut self.conf, &lower, &v)? {
+                    return Ok(());
+                }
                 if !rest.trim_matches(is_c_space).is_empty() {
                     return Err(loc.err(format!(
                         "unexpected {:?} after {key}={value}: Slurm reads one Key=Value on this line",
                         rest.trim_matches(is_c_space)
                     )));
                 }
-                let v = Value { key: key.to_string(), text: value.to_string(), loc: loc.clone() };
                 self.scalars.insert(lower, v);
                 Ok(())
             }
-            // Keys not used here, and the attributes they may carry (DownNodes=, NodeSet=, ...).
-            _ => Ok(()),
         }
     }
 
@@ -452,61 +478,30 @@ impl Reader {
         Ok(())
     }
 
-    fn finish(self) -> Result<SlurmConf> {
-        let s = &self.scalars;
-        let get = |key: &str| s.get(key);
-        let u32_of = |key| get(key).map_or(Ok(0), |v| v.parse(|t| parse_unsigned(t, u32::MAX.into(), true, true)));
-        let time_of = |key, default| get(key).map_or(Ok(TimeLimit::Minutes(default)), |v| v.parse(parse_time));
-
-        let decay = time_of("prioritydecayhalflife", 7 * 1440)?;
-        let calc = time_of("prioritycalcperiod", 5)?;
-        if let (TimeLimit::Minutes(0) | TimeLimit::Unlimited, Some(v)) = (calc, get("prioritycalcperiod")) {
-            return Err(v.loc.err(format!("PriorityCalcPeriod={}: must be at least one minute", v.text)));
-        }
-        let reset = get("priorityusageresetperiod").map(|v| v.parse(parse_reset_period)).transpose()?;
-        if let (None, TimeLimit::Minutes(0), Some(v)) = (reset, decay, get("prioritydecayhalflife")) {
+    fn finish(mut self) -> Result<SlurmConf> {
+        let mut conf = std::mem::take(&mut self.conf);
+        let given = |key: &str| self.scalars.get(key);
+        // slurmctld refuses this pair at start-up: usage would only ever grow.
+        if let (0, Some(v), None) =
+            (conf.priority_decay_half_life, given("prioritydecayhalflife"), given("priorityusageresetperiod"))
+        {
             return Err(v
                 .loc
                 .err("PriorityDecayHalfLife=0 needs a PriorityUsageResetPeriod, or usage would never shrink"));
         }
-        let licenses = get("licenses").map(|v| v.parse(parse_licenses)).transpose()?.unwrap_or_default();
-        let mut conf = SlurmConf {
-            cluster_name: get("clustername").map(|v| v.text.to_ascii_lowercase()),
-            priority_type: get("prioritytype").map_or_else(|| "priority/multifactor".to_string(), |v| v.text.clone()),
-            priority_flags: get("priorityflags").map(|v| PriorityFlags::parse(&v.text)).unwrap_or_default(),
-            priority_weight_age: u32_of("priorityweightage")? as u32,
-            priority_weight_assoc: u32_of("priorityweightassoc")? as u32,
-            priority_weight_fairshare: u32_of("priorityweightfairshare")? as u32,
-            priority_weight_job_size: u32_of("priorityweightjobsize")? as u32,
-            priority_weight_partition: u32_of("priorityweightpartition")? as u32,
-            priority_weight_qos: u32_of("priorityweightqos")? as u32,
-            priority_weight_tres: get("priorityweighttres")
-                .filter(|v| !v.text.is_empty())
-                .map(|v| v.parse(parse_tres_weights))
-                .transpose()?,
-            priority_max_age: time_of("prioritymaxage", 7 * 1440)?.slurm_knob_seconds(),
-            priority_decay_half_life: decay.slurm_knob_seconds(),
-            priority_calc_period: calc.slurm_knob_seconds(),
-            priority_usage_reset_period: reset.unwrap_or_default(),
-            priority_favor_small: get("priorityfavorsmall").map(|v| v.parse(parse_bool)).transpose()?.unwrap_or(false),
-            fair_share_dampening_factor: get("fairsharedampeningfactor")
-                .map(|v| v.parse(|t| parse_unsigned(t, u16::MAX.into(), false, true)))
-                .transpose()?
-                .map_or(1, |d| d as u16),
-            accounting_storage_enforce: get("accountingstorageenforce")
-                .map(|v| v.parse(AccountingEnforce::parse))
-                .transpose()?
-                .unwrap_or_default(),
-            gres_types: get("grestypes").map_or_else(Vec::new, |v| {
-                v.text.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect()
-            }),
-            licenses,
-            nodes: Vec::new(),
-            partitions: Vec::new(),
-            node_count: 0,
-            cluster_cpus: 0,
-            cluster_tres: TresCounts::new(),
-        };
+        if let Some(v) = given("priorityflags") {
+            let unmodelled = conf.priority_flags.unmodelled();
+            if !unmodelled.is_empty() {
+                conf.warnings.push(format!(
+                    "{}:{}: {}={}: {} not modelled here, and ignored",
+                    v.loc.path.display(),
+                    v.loc.line,
+                    v.key,
+                    v.text,
+                    unmodelled.join(", ")
+                ));
+            }
+        }
         self.resolve_nodes(&mut conf)?;
         Ok(conf)
     }
@@ -613,6 +608,39 @@ fn node_totals(groups: &[NodeGroup], counts: &[u64], nodes: u64, licenses: &Tres
         tres.set(license.clone(), count);
     }
     tres
+}
+
+/// Parses the value of a one-pair line into `conf`; `false` for a key not used here.
+fn set_scalar(conf: &mut SlurmConf, key: &str, v: &Value) -> Result<bool> {
+    let weight = |t: &str| parse_unsigned(t, u32::MAX.into(), true, true).map(|w| w as u32);
+    match key {
+        "accountingstorageenforce" => conf.accounting_storage_enforce = v.parse(AccountingEnforce::parse)?,
+        "clustername" => conf.cluster_name = Some(v.text.to_ascii_lowercase()),
+        "fairsharedampeningfactor" => conf.fair_share_dampening_factor = v.parse(parse_dampening)?,
+        "grestypes" => {
+            conf.gres_types = v.text.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect();
+        }
+        "licenses" => conf.licenses = v.parse(parse_licenses)?,
+        "prioritycalcperiod" => conf.priority_calc_period = v.parse(parse_calc_period)?,
+        "prioritydecayhalflife" => conf.priority_decay_half_life = v.parse(parse_half_life)?,
+        "priorityfavorsmall" => conf.priority_favor_small = v.parse(parse_bool)?,
+        "priorityflags" => conf.priority_flags = v.parse(PriorityFlags::parse)?,
+        "prioritymaxage" => conf.priority_max_age = v.parse(parse_time)?.slurm_knob_seconds(),
+        "prioritytype" => conf.priority_type = v.text.clone(),
+        "priorityusageresetperiod" => conf.priority_usage_reset_period = v.parse(parse_reset_period)?,
+        "priorityweightage" => conf.priority_weight_age = v.parse(weight)?,
+        "priorityweightassoc" => conf.priority_weight_assoc = v.parse(weight)?,
+        "priorityweightfairshare" => conf.priority_weight_fairshare = v.parse(weight)?,
+        "priorityweightjobsize" => conf.priority_weight_job_size = v.parse(weight)?,
+        "priorityweightpartition" => conf.priority_weight_partition = v.parse(weight)?,
+        "priorityweightqos" => conf.priority_weight_qos = v.parse(weight)?,
+        "priorityweighttres" => {
+            // An empty value is unset, as slurmctld reads it.
+            conf.priority_weight_tres = if v.text.is_empty() { None } else { Some(v.parse(parse_tres_weights)?) };
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// `s_p_hashtbl_merge()`: a new DEFAULT line's values win, earlier defaults fill the rest.
@@ -782,7 +810,40 @@ fn parse_licenses(text: &str) -> Result<TresCounts, String> {
     Ok(licenses)
 }
 
-/// Parses a `PriorityUsageResetPeriod` value (case-insensitive).
+/// Parses a `PriorityDecayHalfLife` (or `--half-life`) value into the seconds slurmctld keeps: a
+/// Slurm time, 0 meaning no decay.
+///
+/// # Errors
+/// Not a Slurm time, or a negative one.
+pub fn parse_half_life(text: &str) -> Result<u32, String> {
+    parse_time(text).map(TimeLimit::slurm_knob_seconds)
+}
+
+/// Parses a `PriorityCalcPeriod` (or `--calc-period`) value into seconds.
+///
+/// # Errors
+/// Not a Slurm time, or one under a minute or `UNLIMITED`, which slurmctld refuses (a decay pass
+/// every 0 seconds, or never, charges nothing).
+pub fn parse_calc_period(text: &str) -> Result<u32, String> {
+    match parse_time(text)? {
+        TimeLimit::Minutes(0) | TimeLimit::Unlimited => Err("must be at least one minute, and not UNLIMITED".into()),
+        t => Ok(t.slurm_knob_seconds()),
+    }
+}
+
+/// Parses a `FairShareDampeningFactor` (or `--dampening`) value.
+///
+/// # Errors
+/// Not a number from 1 to 65535: classic fair-share divides by it, and slurmctld's 0 makes every
+/// factor 0 (or NaN).
+pub fn parse_dampening(text: &str) -> Result<u16, String> {
+    match parse_unsigned(text, u16::MAX.into(), false, true)? {
+        0 => Err("must be at least 1 (1 is no dampening)".into()),
+        d => Ok(d as u16),
+    }
+}
+
+/// Parses a `PriorityUsageResetPeriod` (or `--reset-period`) value (case-insensitive).
 ///
 /// # Errors
 /// Anything but the seven keywords.
@@ -1008,6 +1069,17 @@ mod tests {
         assert!(err("PartitionName=p TRESBillingWeights=CPU=1,gpu=2").starts_with("test.conf:1: TRESBillingWeights"));
         assert!(err("PriorityWeightTRES=CPU=1x").starts_with("test.conf:1: PriorityWeightTRES"));
         assert!(err("PriorityCalcPeriod=0").starts_with("test.conf:1: PriorityCalcPeriod=0: must be at least"));
+        assert!(err("PriorityCalcPeriod=UNLIMITED").starts_with("test.conf:1: PriorityCalcPeriod=UNLIMITED: must be"));
+        // Each value is checked on its own line, whatever comes later.
+        assert_eq!(
+            err("PriorityWeightAge=zz\nPriorityWeightAge=5\n"),
+            "test.conf:1: PriorityWeightAge=zz: not a valid number"
+        );
+        assert!(err("PriorityFlags=NO_FAIR_TRE\n").starts_with("test.conf:1: PriorityFlags=NO_FAIR_TRE: unknown flag"));
+        assert_eq!(
+            err("FairShareDampeningFactor=0"),
+            "test.conf:1: FairShareDampeningFactor=0: must be at least 1 (1 is no dampening)"
+        );
         assert!(err("PriorityUsageResetPeriod=sometimes").starts_with("test.conf:1:"));
         assert!(err("\nPriorityDecayHalfLife=0").starts_with("test.conf:2: PriorityDecayHalfLife=0 needs"));
         assert!(conf("PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=MONTHLY").is_ok());
@@ -1027,6 +1099,26 @@ mod tests {
         assert!(err("NodeName=n[0-99999999]").contains("more than"));
         assert!(err("Licenses=a:x").starts_with("test.conf:1: Licenses=a:x"));
         assert!(err("NodeName=a Gres=gpu:a:b:2").starts_with("test.conf:1: Gres="));
+    }
+
+    #[test]
+    fn unmodelled_flags_are_warnings_with_their_line() {
+        assert_eq!(
+            conf("\nPriorityFlags=incr_only").unwrap().warnings,
+            ["test.conf:2: PriorityFlags=incr_only: INCR_ONLY not modelled here, and ignored"]
+        );
+        assert!(conf("PriorityFlags=CALCULATE_RUNNING").unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn the_knobs_the_command_line_shares() {
+        assert_eq!(parse_half_life("0"), Ok(0));
+        assert_eq!(parse_half_life("14-0"), Ok(14 * 86_400));
+        assert_eq!(parse_calc_period("0:30"), Ok(60));
+        assert!(parse_calc_period("-1").is_err() && parse_calc_period("0").is_err());
+        assert_eq!(parse_dampening("0x10"), Ok(16));
+        assert!(parse_dampening("65536").is_err());
+        assert_eq!(conf("").unwrap(), SlurmConf::default());
     }
 
     #[test]

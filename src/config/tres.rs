@@ -539,7 +539,7 @@ mod tests {
     use super::*;
 
     fn flags(text: &str) -> PriorityFlags {
-        PriorityFlags::parse(text)
+        PriorityFlags::parse(text).unwrap()
     }
 
     /// Spec §11.7: `TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.0,License/lic=5`.

@@ -6,7 +6,9 @@
 //!   times as epoch seconds or `YYYY-MM-DDTHH:MM:SS`; `partition` and `qos` may be comma lists;
 //!   `time_limit` in minutes or Slurm's time syntax, empty or `UNLIMITED` meaning the partition's
 //!   MaxTime; `tres_req` a TRES string.
-//! - `squeue --json` (pending jobs only).
+//! - `squeue --json` (pending jobs only; numbers plain or as data_parser's `{"set", "infinite",
+//!   "number"}`). Every entry of `jobs` must be an object with a `job_state`, and a pending one
+//!   needs `job_id`, `submit_time`, `user_name`, `account` and `partition`.
 
 use std::borrow::Cow;
 use std::io::BufReader;
@@ -192,14 +194,16 @@ impl PendingJobs {
         }
     }
 
-    /// An input error about job `j`, naming the file and the job's line, row or index in it, as
-    /// the reader's own errors do.
+    /// An input error about job `j`, naming the file and the job's line, row or index in it (and
+    /// its id, for squeue JSON), as the reader's own errors do.
     pub fn error_at(&self, j: usize, message: impl std::fmt::Display) -> Error {
         let at = self.line[j];
         match self.format {
             PendingFormat::Csv => Error::input(&self.source, at, message.to_string()),
             PendingFormat::Parquet => Error::input(&self.source, at, format!("row {at}: {message}")),
-            PendingFormat::SqueueJson => Error::input(&self.source, None, format!("jobs[{}]: {message}", at - 1)),
+            PendingFormat::SqueueJson => {
+                Error::input(&self.source, None, format!("jobs[{}] (job {}): {message}", at - 1, self.job_id[j]))
+            }
         }
     }
 
@@ -536,52 +540,45 @@ impl PendingJobs {
             return Err(Error::input(path, None, "no `jobs` array: expected the output of `squeue --json`"));
         };
         for (i, job) in jobs.iter().enumerate() {
-            let row = i as u64 + 1;
-            let err = |m: String| Error::input(path, None, format!("jobs[{i}]: {m}"));
-            let state = job.get("job_state").map(json_text).unwrap_or_default();
-            if !state.contains("PENDING") {
-                continue;
+            let mut job = JsonJob::new(path, i, job)?;
+            let state = "a string or a list of strings";
+            // squeue lists every job; only the pending ones are scored.
+            match job.text("job_state", state)? {
+                Some(s) if s.contains("PENDING") => {}
+                Some(_) => continue,
+                None => return Err(job.err(format!("no job_state: expected {state}"))),
             }
-            let int = |key: &str| job.get(key).and_then(json_number);
-            // A present number outside `range` is an error, not a wrapped or truncated value.
-            let ranged = |key: &str, default: i64, range: std::ops::RangeInclusive<i64>| match int(key) {
-                None => Ok(default),
-                Some(v) if range.contains(&v) => Ok(v),
-                Some(v) => Err(err(format!("{key} {v} is not in {range:?}"))),
+            let job_id = job.required("job_id", "a whole number", 0..=i64::MAX)? as u64;
+            job.at = format!("jobs[{i}] (job {job_id})");
+            let name = |key: &str| job.text(key, "a string");
+            let required_name = |key: &str| name(key)?.ok_or_else(|| job.err(format!("no {key}: expected a string")));
+            let (user, account, partition) =
+                (required_name("user_name")?, required_name("account")?, required_name("partition")?);
+            let (qos, tres) = (name("qos")?.unwrap_or_default(), name("tres_req_str")?.unwrap_or_default());
+            let time_limit = match job.number("time_limit", "whole minutes")? {
+                JsonNumber::Unset | JsonNumber::Infinite => NO_VAL,
+                _ => job.ranged("time_limit", "whole minutes", 0, 0..=u32::MAX.into())? as u32,
             };
-            let string = |key: &str| job.get(key).map(json_text).unwrap_or_default();
-            let (user, account, partition, qos) =
-                (string("user_name"), string("account"), string("partition"), string("qos"));
-            let tres = string("tres_req_str");
-            let submit = int("submit_time").ok_or_else(|| err("no submit_time".into()))?;
-            let accrue = int("accrue_time").filter(|&t| t > 0);
-            let time_limit = match job.get("time_limit") {
-                Some(v) if json_is_infinite(v) => NO_VAL,
-                Some(_) => ranged("time_limit", NO_VAL.into(), 0..=u32::MAX.into())? as u32,
-                None => NO_VAL,
-            };
-            if int("job_id").is_none() {
-                return Err(err("no job_id".into()));
-            }
             let raw = RawJob {
-                job_id: ranged("job_id", 0, 0..=i64::MAX)? as u64,
+                job_id,
                 user: Names::Text(&user),
                 account: Names::Text(&account),
                 partition: Names::Text(&partition),
                 qos: Names::Text(&qos),
-                submit,
-                accrue,
-                min_nodes: ranged("node_count", 1, 0..=u32::MAX.into())? as u32,
-                cpus: ranged("cpus", 0, 0..=u32::MAX.into())? as u32,
+                submit: job.required("submit_time", "whole seconds", i64::MIN..=i64::MAX)?,
+                // Slurm's accrue time 0 means "not yet eligible".
+                accrue: Some(job.ranged("accrue_time", "whole seconds", 0, i64::MIN..=i64::MAX)?).filter(|&t| t > 0),
+                min_nodes: job.ranged("node_count", "a whole number", 1, 0..=u32::MAX.into())? as u32,
+                cpus: job.ranged("cpus", "a whole number", 0, 0..=u32::MAX.into())? as u32,
                 time_limit,
-                nice: ranged("nice", 0, NICE_RANGE)? as i32,
-                site_factor: ranged("site_factor", 0, NICE_RANGE)? as i32,
+                nice: job.ranged("nice", "a whole number", 0, NICE_RANGE)? as i32,
+                site_factor: job.ranged("site_factor", "a whole number", 0, NICE_RANGE)? as i32,
                 tres_req: TresReq::Text(&tres),
                 urgency: DEFAULT_URGENCY,
             };
             // The job's index names it: a JSON document has no useful line numbers.
-            self.push(raw, row, kept).map_err(|e| match e {
-                Error::Input { message, .. } => err(message),
+            self.push(raw, i as u64 + 1, kept).map_err(|e| match e {
+                Error::Input { message, .. } => job.err(message),
                 e => e,
             })?;
         }
@@ -824,27 +821,111 @@ fn in_range(
     fits.then(|| a.iter().map(move |v| v.unwrap_or(default)))
 }
 
-/// A number in squeue's JSON: plain, or `{"set": true, "infinite": false, "number": N}`.
-fn json_number(v: &serde_json::Value) -> Option<i64> {
-    match v {
-        serde_json::Value::Number(n) => n.as_i64(),
-        serde_json::Value::Object(o) if o.get("set").and_then(|s| s.as_bool()) != Some(false) => {
-            o.get("number").and_then(|n| n.as_i64())
+/// One entry of `squeue --json`'s `jobs`, read field by field. Its errors name the file and the
+/// entry (`jobs[3]`, then `jobs[3] (job 17)` once the id is read), the field, its value and what
+/// was expected: a job with a missing or mistyped field is refused, never read as empty.
+struct JsonJob<'a> {
+    path: &'a Path,
+    fields: &'a serde_json::Map<String, serde_json::Value>,
+    /// How errors name the job.
+    at: String,
+}
+
+/// A number in squeue's JSON: plain, or data_parser's `{"set": true, "infinite": false, "number":
+/// N}` (`set: false` is Slurm's NO_VAL: unset; `infinite` wins over the rest). `null`, which the
+/// data_parser's complex mode writes for NO_VAL, is unset too.
+enum JsonNumber {
+    Unset,
+    Infinite,
+    Whole(i128),
+}
+
+impl<'a> JsonJob<'a> {
+    /// Entry `index`, which must be an object.
+    fn new(path: &'a Path, index: usize, job: &'a serde_json::Value) -> Result<Self> {
+        match job.as_object() {
+            Some(fields) => Ok(JsonJob { path, fields, at: format!("jobs[{index}]") }),
+            None => Err(Error::input(path, None, format!("jobs[{index}]: expected an object, found {}", shown(job)))),
         }
-        _ => None,
+    }
+
+    fn err(&self, message: impl std::fmt::Display) -> Error {
+        Error::input(self.path, None, format!("{}: {message}", self.at))
+    }
+
+    /// `{key} {value}: expected {what}`.
+    fn wrong(&self, key: &str, what: &str) -> Error {
+        self.err(format!("{key} {}: expected {what}", self.fields.get(key).map_or_else(String::new, shown)))
+    }
+
+    /// A number field; unset when absent.
+    fn number(&self, key: &str, what: &str) -> Result<JsonNumber> {
+        let Some(v) = self.fields.get(key) else { return Ok(JsonNumber::Unset) };
+        let whole = |n: &serde_json::Number| {
+            n.as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                // A whole float (`1.0`, as some tools write every number) loses nothing.
+                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(64)).map(|f| f as i128))
+        };
+        let number = match v {
+            serde_json::Value::Null => Some(JsonNumber::Unset),
+            serde_json::Value::Number(n) => whole(n).map(JsonNumber::Whole),
+            serde_json::Value::Object(o) => match (o.get("set"), o.get("infinite"), o.get("number")) {
+                (_, Some(serde_json::Value::Bool(true)), _) => Some(JsonNumber::Infinite),
+                (Some(serde_json::Value::Bool(false)), _, _) => Some(JsonNumber::Unset),
+                (_, _, Some(serde_json::Value::Number(n))) => whole(n).map(JsonNumber::Whole),
+                _ => None,
+            },
+            _ => None,
+        };
+        number.ok_or_else(|| self.wrong(key, what))
+    }
+
+    /// A whole number field in `range`, `default` when unset.
+    fn ranged(&self, key: &str, what: &str, default: i64, range: std::ops::RangeInclusive<i64>) -> Result<i64> {
+        match self.number(key, what)? {
+            JsonNumber::Unset => Ok(default),
+            JsonNumber::Infinite => Err(self.wrong(key, what)),
+            JsonNumber::Whole(n) => i64::try_from(n)
+                .ok()
+                .filter(|n| range.contains(n))
+                .ok_or_else(|| self.err(format!("{key} {n} is not in {range:?}"))),
+        }
+    }
+
+    /// A whole number field that must be present and set.
+    fn required(&self, key: &str, what: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64> {
+        match self.number(key, what)? {
+            JsonNumber::Whole(_) => self.ranged(key, what, 0, range),
+            _ if !self.fields.contains_key(key) => Err(self.err(format!("no {key}: expected {what}"))),
+            _ => Err(self.wrong(key, what)),
+        }
+    }
+
+    /// A text field: a string, or a list of strings joined by commas (`job_state: ["PENDING"]`);
+    /// `None` when absent or null.
+    fn text(&self, key: &str, what: &str) -> Result<Option<String>> {
+        match self.fields.get(key) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+            Some(serde_json::Value::Array(a)) => a
+                .iter()
+                .map(|x| x.as_str())
+                .collect::<Option<Vec<_>>>()
+                .map(|parts| Some(parts.join(",")))
+                .ok_or_else(|| self.wrong(key, what)),
+            Some(_) => Err(self.wrong(key, what)),
+        }
     }
 }
 
-fn json_is_infinite(v: &serde_json::Value) -> bool {
-    v.get("infinite").and_then(|i| i.as_bool()) == Some(true)
-}
-
-/// Text of a string, or the strings of an array joined by commas (`job_state: ["PENDING"]`).
-fn json_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(","),
-        _ => String::new(),
+/// A JSON value as compact text for a message, cut short when long.
+fn shown(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text,
     }
 }
 

@@ -7,6 +7,7 @@
 //! - `reference` / `properties`: naive recursive references and property tests of the passes.
 
 mod cli;
+mod config_checks;
 mod conformance;
 mod errors;
 mod limits;

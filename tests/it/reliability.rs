@@ -589,24 +589,34 @@ fn squeue_json_rejects_bad_input() {
                 "UTF-8",
             ),
             err("bad.json", "{\"jobs\":5}", "bad.json: ", "no `jobs` array"),
-            err("bad.json", doc("\"job_id\":2"), "bad.json: ", "jobs[1]: no submit_time"),
+            err(
+                "bad.json",
+                doc("\"job_id\":2"),
+                "bad.json: ",
+                "jobs[1] (job 2): no submit_time: expected whole seconds",
+            ),
             err("bad.json", job(",\"job_id\":-2"), "bad.json: ", "jobs[1]: job_id -2 is not in 0..="),
-            err("bad.json", job(",\"cpus\":-5"), "bad.json: ", "jobs[1]: cpus -5 is not in 0..=4294967295"),
-            err("bad.json", job(",\"nice\":99999999999"), "bad.json: ", "jobs[1]: nice 99999999999 is not in"),
+            err("bad.json", job(",\"cpus\":-5"), "bad.json: ", "jobs[1] (job 2): cpus -5 is not in 0..=4294967295"),
+            err("bad.json", job(",\"nice\":99999999999"), "bad.json: ", "jobs[1] (job 2): nice 99999999999 is not in"),
             err("bad.json", job(",\"node_count\":1e400"), "bad.json:3: ", "number out of range"),
-            err("bad.json", job(",\"tres_req_str\":\"cpu=1,bogus=2\""), "bad.json: ", "jobs[1]: tres_req: \"bogus\""),
+            err(
+                "bad.json",
+                job(",\"tres_req_str\":\"cpu=1,bogus=2\""),
+                "bad.json: ",
+                "jobs[1] (job 2): tres_req: \"bogus\"",
+            ),
             err(
                 "bad.json",
                 job(",\"user_name\":\"\""),
                 "bad.json: ",
-                "jobs[1]: user, account and partition must not be empty",
+                "jobs[1] (job 2): user, account and partition must not be empty",
             ),
             // Errors and warnings about a job name its index, not a line.
             err(
                 "bad.json",
                 job(",\"partition\":\"zz\""),
                 "bad.json: ",
-                "jobs[1]: partition \"zz\" is not defined in slurm.conf",
+                "jobs[1] (job 2): partition \"zz\" is not defined in slurm.conf",
             ),
             // Slurm scores a job without an association with fair-share 0.
             warn(
