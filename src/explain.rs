@@ -323,9 +323,9 @@ mod tests {
         // Tied users: no sibling is said to be placed higher.
         let eli = find_rows(&tree, "eli").unwrap()[0];
         assert_eq!(fs.fs_factor[dana], fs.fs_factor[eli]);
-        let why = compare(&tree, &fs, dana, eli);
-        assert!(why.contains("is equal to") && why.contains("Neither is placed above the other"), "{why}");
-        assert!(!why.contains("placed higher"), "{why}");
+        let tie = compare(&tree, &fs, dana, eli);
+        assert!(tie.contains("is equal to") && tie.contains("Neither is placed above the other"), "{tie}");
+        assert!(!tie.contains("placed higher"), "{tie}");
         assert!(why.contains("huttenhower_lab") && why.contains("rc_staff"), "{why}");
         assert!(find_rows(&tree, "nobody").is_err());
         assert_eq!(find_rows(&tree, "chemistry").unwrap().len(), 1);

@@ -70,21 +70,19 @@ pub struct QueueArgs {
     /// Pending-jobs format (detected when omitted).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub pending_format: Option<PendingFormatArg>,
-    /// slurm.conf with the priority weights, flags, nodes and partitions (required for Slurm).
-    #[arg(long, value_name = "FILE")]
-    pub slurm_conf: Option<PathBuf>,
-    /// `sacctmgr show qos -P` dump (QOS priorities).
-    #[arg(long, value_name = "FILE")]
-    pub qos: Option<PathBuf>,
-    /// The time of the computation (epoch seconds or YYYY-MM-DDTHH:MM:SS; default: now).
-    #[arg(long, value_name = "T")]
-    pub now: Option<String>,
+    /// slurm.conf (the priority weights, flags, nodes and partitions; required for Slurm), the
+    /// QOS dump, `--now` (default: now) and, with `--jobs`, the usage recomputed from job records
+    /// with every what-if flag of the usage stage.
+    #[command(flatten)]
+    pub usage: UsageArgs,
     /// Priority formula.
     #[arg(long, value_enum, default_value = "slurm")]
     pub priority: PriorityArg,
 }
 
 #[derive(Debug, Args)]
+// sprio's `-j/--jobs` lists job ids, as in Slurm: here the job records are `--job-records`.
+#[command(mut_arg("jobs", |a| a.long("job-records")))]
 pub struct SprioArgs {
     #[command(flatten)]
     pub tree: TreeArgs,
@@ -106,7 +104,7 @@ pub struct SprioArgs {
     #[arg(short = 'o', long = "format", value_name = "FORMAT")]
     pub format: Option<String>,
     /// Only these job ids (comma-separated).
-    #[arg(short = 'j', long = "jobs", value_delimiter = ',', value_name = "LIST")]
+    #[arg(id = "job_ids", short = 'j', long = "jobs", value_delimiter = ',', value_name = "LIST")]
     pub jobs: Vec<u64>,
     /// Only these users (comma-separated).
     #[arg(short = 'u', long = "user", value_delimiter = ',', value_name = "LIST")]
@@ -114,8 +112,8 @@ pub struct SprioArgs {
     /// Only these partitions (comma-separated).
     #[arg(short = 'p', long = "partition", value_delimiter = ',', value_name = "LIST")]
     pub partitions: Vec<String>,
-    /// Sort keys (format letters, `-` for descending).
-    #[arg(short = 'S', long = "sort", value_name = "KEYS")]
+    /// Sort keys (format letters, `-` for descending: `-S -y`, as sprio spells it).
+    #[arg(short = 'S', long = "sort", value_name = "KEYS", allow_hyphen_values = true)]
     pub sort: Option<String>,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
@@ -298,6 +296,12 @@ pub struct SshareArgs {
     /// Fields to print, e.g. `Account,User,FairShare%12`.
     #[arg(short = 'o', long = "format", value_name = "FIELDS")]
     pub format: Option<String>,
+    /// Print the fields `--format` accepts, and exit.
+    #[arg(short = 'e', long = "helpformat")]
+    pub helpformat: bool,
+    /// Say on stderr what was computed (inputs, algorithm).
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -338,6 +342,10 @@ pub struct UsageCmdArgs {
     /// Last instant of --every (included when on the interval).
     #[arg(long, value_name = "T", requires = "every")]
     pub to: Option<String>,
+    /// The most instants (one Parquet file each) a history may ask for: a slip such as `--every
+    /// 1m` over a year is refused instead of writing hundreds of thousands of files.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_instants: u64,
 }
 
 #[derive(Debug, Args)]
@@ -552,11 +560,7 @@ impl Command {
             vec![("--jobs", u.jobs.as_deref()), ("--slurm-conf", u.slurm_conf.as_deref()), ("--qos", u.qos.as_deref())]
         }
         fn queue(q: &QueueArgs) -> Inputs<'_> {
-            vec![
-                ("--pending", Some(&q.pending)),
-                ("--slurm-conf", q.slurm_conf.as_deref()),
-                ("--qos", q.qos.as_deref()),
-            ]
+            [vec![("--pending", Some(q.pending.as_path()))], usage(&q.usage)].concat()
         }
         let all: Inputs<'_> = match self {
             Command::Sshare(a) => [tree(&a.tree), usage(&a.usage)].concat(),
@@ -584,5 +588,17 @@ impl Command {
             Command::Diff(_) => Vec::new(),
         };
         all.into_iter().filter_map(|(flag, p)| Some((flag, p?))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own checks of the whole command line (duplicate flags, bad defaults), which release
+    /// builds otherwise skip.
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
     }
 }

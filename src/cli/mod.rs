@@ -208,8 +208,29 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     match command {
         Command::Sshare(mut a) => {
+            if a.helpformat {
+                let text = fairshare::output::sshare::help_format();
+                let mut out = std::io::stdout().lock();
+                return out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Error::io("<stdout>", e));
+            }
             let _site = embedded_if_empty(&mut a.tree, &mut a.usage)?;
-            let (_, tree, result, _) = load_with_usage(&a.tree, &a.usage)?;
+            let (settings, tree, result, _) = load_with_usage(&a.tree, &a.usage)?;
+            if a.verbose {
+                eprintln!(
+                    "fairshare: {}: {} associations, {}{}",
+                    settings.source(),
+                    tree.len(),
+                    result.params.algorithm.name(),
+                    a.usage.jobs.as_deref().map_or_else(
+                        || " with the tree's usage".to_string(),
+                        |j| format!(
+                            " with usage from {} at --now {}",
+                            site::shown(j),
+                            a.usage.now.as_deref().unwrap_or("?")
+                        )
+                    )
+                );
+            }
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
@@ -464,23 +485,23 @@ impl Queue {
 
 /// `--now`, or the current time.
 fn queue_now(a: &QueueArgs) -> Result<i64> {
-    Ok(match &a.now {
+    Ok(match &a.usage.now {
         Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
         None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
     })
 }
 
-/// slurm.conf, the QOS dump, and the tree with its fair-share as slurm.conf's flags ask.
+/// slurm.conf, the QOS dump, and the tree with its fair-share as slurm.conf's flags ask (usage
+/// recomputed from job records when `--jobs` is given).
 fn slurm_site(
     tree_args: &TreeArgs,
     a: &QueueArgs,
 ) -> Result<(SlurmConf, Option<fairshare::config::QosTable>, AssocTree, FairShare)> {
-    let conf_path = a.slurm_conf.as_ref().ok_or_else(|| Error::Usage("Slurm priorities need --slurm-conf".into()))?;
-    let conf = fairshare::config::slurm_conf::read(conf_path)?;
-    let qos = a.qos.as_deref().map(fairshare::config::qos::read).transpose()?;
-    let settings = TreeSettings::resolve(tree_args, Some(&conf))?;
-    let (tree, fs) = settings.load()?;
-    Ok((conf, qos, tree, fs))
+    if a.usage.slurm_conf.is_none() {
+        return Err(Error::Usage("Slurm priorities need --slurm-conf".into()));
+    }
+    let (_, tree, fs, conf, qos) = load_following_conf(tree_args, &a.usage)?;
+    Ok((conf.expect("--slurm-conf was given"), qos, tree, fs))
 }
 
 /// Jobs per slice of a streamed `score`: about one Parquet row group of rows.

@@ -91,6 +91,21 @@ pub(super) fn describe_inputs(wanted: bool, inputs: &[(&str, &Path)]) -> Result<
     inputs.iter().map(|&(role, p)| describe_input(role, p)).collect()
 }
 
+/// A parameter as `run.json` holds it: numbers and booleans as JSON numbers and booleans (as the
+/// algorithm's own parameters are), anything else as text. Parquet metadata holds them all as text.
+fn typed(value: &str) -> serde_json::Value {
+    if let Ok(n) = value.parse::<i64>() {
+        return n.into();
+    }
+    if let Ok(b) = value.parse::<bool>() {
+        return b.into();
+    }
+    match value.parse::<f64>() {
+        Ok(x) if x.is_finite() && !value.contains(|c: char| c.is_ascii_alphabetic()) => x.into(),
+        _ => value.into(),
+    }
+}
+
 /// An input file's identity for `run.json`: size and XXH3-64 of its bytes.
 fn describe_input(role: &str, path: &Path) -> Result<serde_json::Value> {
     // A stream is read again from its spool.
@@ -294,7 +309,7 @@ impl Outputs<'_> {
         for kv in &self.usage_meta {
             let key = kv.key.strip_prefix("fairshare.").filter(|k| *k != "jobs" && *k != "now");
             if let (Some(key), Some(v)) = (key, &kv.value) {
-                parameters[key] = v.clone().into();
+                parameters[key] = typed(v);
             }
         }
         let run_json = serde_json::json!({

@@ -255,14 +255,29 @@ pub(crate) fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
             return Err(Error::Usage(format!("--to {to} is before --from {from}")));
         }
         let count = (to - from) / step + 1;
-        if count > 1_000_000 {
-            return Err(Error::Usage(format!(
-                "--every {every} from --from to --to is {count} instants; at most 1000000"
-            )));
-        }
-        return Ok((0..count).map(|k| from + k * step).collect());
+        check_instant_count(count as u64, a.max_instants, &format!("--every {every} from --from to --to"))?;
+        let instants: Vec<i64> = (0..count).map(|k| from + k * step).collect();
+        eprintln!("fairshare: {count} instant(s), {} to {}", iso(from), iso(instants[instants.len() - 1]));
+        return Ok(instants);
     }
+    check_instant_count(a.at.len() as u64, a.max_instants, "--at")?;
     a.at.iter().map(|t| time(t, "--at")).collect()
+}
+
+/// Refuses a history of more instants than `max` (each is a Parquet file).
+fn check_instant_count(count: u64, max: u64, what: &str) -> Result<()> {
+    if count > max {
+        return Err(Error::Usage(format!(
+            "{what} is {count} instants (one Parquet file each), more than --max-instants {max}: \
+             give a coarser interval or raise --max-instants"
+        )));
+    }
+    Ok(())
+}
+
+/// An epoch time as `YYYY-MM-DDTHH:MM:SSZ`.
+fn iso(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0).unwrap_or_default().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// `30m`, `6h`, `1d`, `1w` or plain seconds.

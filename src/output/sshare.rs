@@ -109,6 +109,17 @@ pub struct SshareOptions {
     pub dest: Option<std::path::PathBuf>,
 }
 
+/// The field names `-o` accepts, four to a line, as `sshare --helpformat` lists them.
+pub fn help_format() -> String {
+    let mut text = String::new();
+    for line in FIELDS.chunks(4) {
+        let cells: Vec<String> = line.iter().map(|(_, name, _)| format!("{name:<17}")).collect();
+        text.push_str(cells.join(" ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
 /// Resolves the columns sshare would print for `opts` under `algorithm`.
 ///
 /// # Errors

@@ -565,3 +565,87 @@ fn compare_lists_by_place_and_records_its_inputs() {
         parquet::file::reader::FileReader::metadata(&reader).file_metadata().key_value_metadata().unwrap().clone();
     assert!(meta.iter().any(|kv| kv.key == "fairshare.variants" && kv.value.as_deref() == Some("fair-tree,classic")));
 }
+
+/// Slurm's spellings: `sprio -S -y`, `sshare -e` and `-v`; run.json's parameters keep their types.
+#[test]
+fn slurm_spellings_and_typed_run_parameters() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let (tree, pending, conf) =
+        (format!("{site}/tree.csv"), format!("{site}/pending.csv"), format!("{site}/slurm.conf"));
+    let sprio = |sort: &str| {
+        stdout_of(&fairshare([
+            "sprio",
+            "--tree",
+            &tree,
+            "--pending",
+            &pending,
+            "--slurm-conf",
+            &conf,
+            "--now",
+            "1767830400",
+            "-S",
+            sort,
+            "-h",
+        ]))
+    };
+    let by_priority = sprio("-y");
+    let prio: Vec<u64> = by_priority.lines().map(|l| l.split_whitespace().nth(2).unwrap().parse().unwrap()).collect();
+    assert!(prio.len() > 1 && prio.windows(2).all(|w| w[0] >= w[1]), "{by_priority}");
+    assert_ne!(by_priority, sprio("y"));
+
+    let fields = stdout_of(&fairshare(["sshare", "-e"]));
+    assert!(fields.starts_with("Account           Cluster"), "{fields}");
+    assert!(fields.contains("FairShare") && fields.contains("TRESRunMins") && fields.lines().count() == 4, "{fields}");
+    let verbose = fairshare(["sshare", "-v"]);
+    assert!(String::from_utf8_lossy(&verbose.stderr).contains(
+        "<embedded default site>/tree.csv: 29 associations, classic with usage from <embedded default site>/jobs.csv"
+    ));
+
+    let dir = tempfile::tempdir().unwrap();
+    stdout_of(&fairshare(["run", "--out-dir", dir.path().join("r").to_str().unwrap()]));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r/run.json")).unwrap()).unwrap();
+    let p = &json["parameters"];
+    assert!(p["half_life"].is_u64() && p["calc_period"].is_u64() && p["dampening"].is_u64(), "{p}");
+    assert!(p["charge_job_end"].is_boolean() && p["decay"].is_string(), "{p}");
+}
+
+/// The what-if flags work on the commands that score: `sprio` (`--job-records`) and `score`
+/// (`--jobs`) take the job records, `--half-life` and `--billing` like every other command that
+/// computes. The id filter `sprio -j/--jobs` keeps Slurm's meaning.
+#[test]
+fn sprio_and_score_take_the_usage_and_what_if_flags() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let base: Vec<String> =
+        [("--tree", "tree.csv"), ("--pending", "pending.csv"), ("--slurm-conf", "slurm.conf"), ("--qos", "qos.txt")]
+            .iter()
+            .flat_map(|(flag, file)| [flag.to_string(), format!("{site}/{file}")])
+            .chain(["--now".to_string(), "2026-01-08T00:00:00".to_string()])
+            .collect();
+    let records = format!("{site}/jobs.csv");
+    let sprio = |extra: &[&str]| {
+        let mut args = vec!["sprio".to_string()];
+        args.extend(base.iter().cloned());
+        // sprio's `--jobs` lists job ids, as Slurm's does.
+        args.extend(["--job-records".to_string(), records.clone()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        stdout_of(&fairshare(&args))
+    };
+    let plain = sprio(&[]);
+    assert_ne!(plain, sprio(&["--half-life", "1-0"]));
+    assert_ne!(plain, sprio(&["--billing", "abudhabi=CPU=4"]));
+    let without_jobs = stdout_of(&fairshare(
+        ["sprio", "--tree", &format!("{site}/tree.csv"), "--pending", &format!("{site}/pending.csv")]
+            .into_iter()
+            .chain(["--slurm-conf", &format!("{site}/slurm.conf"), "--now", "2026-01-08T00:00:00"]),
+    ));
+    assert_ne!(plain, without_jobs);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("jobs.parquet");
+    let mut args = vec!["score".to_string()];
+    args.extend(base.iter().cloned());
+    args.extend(["--jobs".into(), records.clone(), "--half-life".into(), "14-0".into()]);
+    args.extend(["--out".into(), out.display().to_string()]);
+    stdout_of(&fairshare(&args));
+    assert!(out.is_file());
+}

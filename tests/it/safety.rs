@@ -214,3 +214,36 @@ fn parquet_outputs_refuse_stdout_and_other_formats_and_create_parents() {
     assert!(nested.is_file());
     assert_eq!(names(&tmp.path().join("a/b")), ["fs.parquet"]);
 }
+
+#[test]
+fn a_history_of_too_many_instants_is_refused_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("hist");
+    let tree = site("tree.csv");
+    let jobs = site("jobs.csv");
+    let every = |interval: &str, extra: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["usage".as_ref(), "--tree".as_ref(), tree.as_os_str()];
+        args.extend(["--jobs".as_ref(), jobs.as_os_str()]);
+        args.extend(
+            ["--every", interval, "--from", "2025-01-01T00:00:00", "--to", "2026-01-01T00:00:00"]
+                .map(std::ffi::OsStr::new),
+        );
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        args.extend(["--out".as_ref(), out.as_os_str()]);
+        fairshare(args)
+    };
+    let err = failure(&every("1m", &[]));
+    assert!(
+        err.contains(
+            "--every 1m from --from to --to is 525601 instants (one Parquet file each), more than --max-instants 10000"
+        ),
+        "{err}"
+    );
+    assert!(names(tmp.path()).is_empty());
+    let ok = every("1w", &["--max-instants", "60"]);
+    assert!(
+        String::from_utf8_lossy(&ok.stderr)
+            .contains("fairshare: 53 instant(s), 2025-01-01T00:00:00Z to 2025-12-31T00:00:00Z")
+    );
+    stdout_of(&ok);
+}
