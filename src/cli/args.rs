@@ -207,10 +207,10 @@ pub struct UsageArgs {
     /// The usage is the state after the last pass at or before this time.
     #[arg(long, value_name = "T")]
     pub now: Option<String>,
-    /// Override PriorityDecayHalfLife (Slurm time syntax: `7-0`, `14-0`, `0` for none).
+    /// Override PriorityDecayHalfLife (`14d`, or Slurm's `7-0`, `14-00:00:00`; `0` for none).
     #[arg(long, value_name = "TIME")]
     pub half_life: Option<String>,
-    /// Override PriorityCalcPeriod (Slurm time syntax, minutes by default).
+    /// Override PriorityCalcPeriod (`5m`, or Slurm's time syntax: a bare number is minutes).
     #[arg(long, value_name = "TIME")]
     pub calc_period: Option<String>,
     /// Override PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY).
@@ -223,7 +223,7 @@ pub struct UsageArgs {
     /// slurm.conf's; repeatable.
     #[arg(long, value_name = "PARTITION=WEIGHTS", value_parser = parse_assignment)]
     pub billing: Vec<(String, String)>,
-    /// --decay flux: how often update-usage runs (cron), in seconds or with a unit (`1h`).
+    /// --decay flux: how often update-usage runs (cron): `1h`, `30m`, or Slurm's time syntax.
     #[arg(long, value_name = "INTERVAL", default_value = "1h")]
     pub flux_interval: String,
 }
@@ -333,7 +333,8 @@ pub struct UsageCmdArgs {
     /// The history at these instants (comma-separated), from one pass over the records.
     #[arg(long, value_delimiter = ',', value_name = "T1,T2,...", conflicts_with = "every")]
     pub at: Vec<String>,
-    /// The history at every interval (`30m`, `6h`, `1d`, `1w`, or seconds) from --from to --to.
+    /// The history at every interval (`30m`, `6h`, `1d`, `1w`, or Slurm's `1-0`, `90` minutes)
+    /// from --from to --to.
     #[arg(long, value_name = "INTERVAL", requires_all = ["from", "to"])]
     pub every: Option<String>,
     /// First instant of --every.

@@ -15,12 +15,7 @@ pub(crate) fn run(a: &ExplainArgs) -> Result<()> {
     let mut text = String::new();
     if let Some(id) = a.job {
         let conf = conf.ok_or_else(|| Error::Usage("--job needs --slurm-conf (the priority weights)".into()))?;
-        let now = match &a.usage.now {
-            Some(t) => fairshare::jobs::parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
-            None => {
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-            }
-        };
+        let now = super::now_arg(a.usage.now.as_deref())?;
         let pending = a.pending.as_deref().expect("clap requires --pending with --job");
         let q = Queue::slurm(&conf, qos.as_ref(), now, &tree, &fs, pending, a.pending_format.map(pending_format))?;
         let rows: Vec<usize> = (0..q.scores.len()).filter(|&r| q.jobs.job_id[q.scores.job[r] as usize] == id).collect();

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use fairshare::Result;
 use fairshare::fairshare::{self as fs, Algorithm};
 use fairshare::tree::AssocTree;
 use fairshare::usage::flux::FluxDbUsage;
-use fairshare::{Error, Result};
 
 use super::TreeSettings;
 use super::args::RunArgs;
@@ -17,10 +17,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     let db = a.flux_db.as_deref().expect("called with --flux-db");
     // Before the usage reader opens it by name (SQLite reads a database in place).
     fairshare::io::source::require_file(db, "a flux-accounting database")?;
-    let now = match &a.usage.now {
-        Some(t) => fairshare::jobs::parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
-        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
-    };
+    let now = super::now_arg(a.usage.now.as_deref())?;
     let mut stages = Stages::new();
     let mut usage = FluxDbUsage::load(db)?;
     usage.update(now as f64);

@@ -21,7 +21,7 @@ use clap::Parser;
 use fairshare::config::SlurmConf;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::io::TreeFormat;
-use fairshare::jobs::{ParquetWaves, PendingFormat, PendingJobs, parse_timestamp};
+use fairshare::jobs::{ParquetWaves, PendingFormat, PendingJobs, parse_time_arg};
 use fairshare::output::parquet::{ParquetSink, into_association_batch, metadata, write_parquet};
 use fairshare::output::parquet::{jobs_batch, jobs_metadata};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
@@ -483,12 +483,13 @@ impl Queue {
     }
 }
 
-/// `--now`, or the current time.
+/// `--now` (any time [`parse_time_arg`] reads, `now` included), or the current time.
+fn now_arg(now: Option<&str>) -> Result<i64> {
+    parse_time_arg(now.unwrap_or("now")).map_err(|m| Error::Usage(format!("--now: {m}")))
+}
+
 fn queue_now(a: &QueueArgs) -> Result<i64> {
-    Ok(match &a.usage.now {
-        Some(t) => parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
-        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
-    })
+    now_arg(a.usage.now.as_deref())
 }
 
 /// slurm.conf, the QOS dump, and the tree with its fair-share as slurm.conf's flags ask (usage

@@ -184,12 +184,9 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         format!("{} associations, {} ({})", tree.len(), result.params.algorithm.name(), settings.source())
     });
 
-    let now = match (&usage, &a.usage.now) {
-        (Some(u), _) => u.now,
-        (None, Some(t)) => fairshare::jobs::parse_timestamp(t).map_err(|m| Error::Usage(format!("--now: {m}")))?,
-        (None, None) => {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-        }
+    let now = match &usage {
+        Some(u) => u.now,
+        None => super::now_arg(a.usage.now.as_deref())?,
     };
     let queue = match (&a.pending, &conf) {
         (Some(p), Some(c)) => {

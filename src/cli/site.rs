@@ -28,10 +28,33 @@ struct SiteFile {
     pending_format: Option<String>,
     algorithm: Option<String>,
     decay: Option<String>,
-    now: Option<String>,
-    first_pass: Option<String>,
+    now: Option<TimeValue>,
+    first_pass: Option<TimeValue>,
     half_life: Option<String>,
     timezone: Option<String>,
+}
+
+/// A time in a site file: text (`"2026-01-08"`, `"now"`), epoch seconds, or a TOML date-time.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum TimeValue {
+    Text(String),
+    Epoch(i64),
+    Datetime(toml::value::Datetime),
+}
+
+impl TimeValue {
+    /// The time as the command line would spell it, checked: a bad one names the file and line.
+    fn checked(self, key: &str, file: &Path, text: &str) -> Result<String> {
+        let spelled = match self {
+            TimeValue::Text(t) => t,
+            TimeValue::Epoch(n) => n.to_string(),
+            TimeValue::Datetime(d) => d.to_string(),
+        };
+        fairshare::jobs::parse_time_arg(&spelled)
+            .map_err(|m| Error::input(file, key_line(text, key), format!("{key} = {spelled}: {m}")))?;
+        Ok(spelled)
+    }
 }
 
 /// The embedded default site: the files of `examples/seed-site`.
@@ -147,8 +170,8 @@ impl SiteSlots<'_> {
                 *slot = v;
             }
         };
-        text_slot(&mut usage.now, site.now);
-        text_slot(&mut usage.first_pass, site.first_pass);
+        text_slot(&mut usage.now, site.now.map(|t| t.checked("now", file, &text)).transpose()?);
+        text_slot(&mut usage.first_pass, site.first_pass.map(|t| t.checked("first_pass", file, &text)).transpose()?);
         text_slot(&mut usage.half_life, site.half_life);
         if let Some(tz) = site.timezone.filter(|_| usage.timezone == "UTC") {
             usage.timezone = tz;
@@ -182,8 +205,11 @@ fn parse_enum<T: ValueEnum>(value: &str, key: &str, file: &Path, text: &str) -> 
             .filter_map(|v| v.to_possible_value())
             .map(|p| p.get_name().to_string())
             .collect();
-        // The key's line, for the message: serde has already dropped the spans.
-        let line = text.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i as u64 + 1);
-        Error::input(file, line, format!("{key} = {value:?}: expected one of {}", names.join(", ")))
+        Error::input(file, key_line(text, key), format!("{key} = {value:?}: expected one of {}", names.join(", ")))
     })
+}
+
+/// The line of `key` in a site file, for messages: serde has already dropped the spans.
+fn key_line(text: &str, key: &str) -> Option<u64> {
+    text.lines().position(|l| l.trim_start().starts_with(key)).map(|i| i as u64 + 1)
 }

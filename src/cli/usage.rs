@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use chrono_tz::Tz;
 use fairshare::config::slurm_conf::{parse_calc_period, parse_half_life, parse_reset_period};
+use fairshare::config::time::parse_duration;
 use fairshare::config::{QosTable, ResetPeriod, SlurmConf};
 use fairshare::fairshare::Algorithm;
-use fairshare::jobs::parse_timestamp;
+use fairshare::jobs::parse_time_arg;
 use fairshare::tree::TreeInput;
 use fairshare::usage::flux::FluxUsageConfig;
 use fairshare::usage::flux_records::{FluxRecords, charge_flux_records};
@@ -39,13 +40,14 @@ pub(crate) struct UsageSettings {
 }
 
 fn time(text: &str, flag: &str) -> Result<i64> {
-    parse_timestamp(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
+    parse_time_arg(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
 }
 
 /// A slurm.conf knob given as `flag`, read by the function the slurm.conf reader uses for it, so
 /// that both accept the same values and refuse the same ones in the same words.
+/// The flag may also use the short duration syntax (`14d`), as every duration flag does.
 fn knob<T>(text: &str, flag: &str, parse: fn(&str) -> std::result::Result<T, String>) -> Result<T> {
-    parse(text).map_err(|m| Error::Usage(format!("{flag} {text}: {m}")))
+    parse(&fairshare::config::time::as_slurm_time(text)).map_err(|m| Error::Usage(format!("{flag} {text}: {m}")))
 }
 
 impl UsageSettings {
@@ -103,7 +105,7 @@ impl UsageSettings {
         let timezone = parse_timezone(&u.timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
         let charge_job_end = conf.as_ref().is_some_and(|c| c.accounting_storage_enforce.charges_job_end());
         let flux_interval =
-            parse_interval(&u.flux_interval).map_err(|m| Error::Usage(format!("--flux-interval: {m}")))?;
+            parse_duration(&u.flux_interval).map_err(|m| Error::Usage(format!("--flux-interval: {m}")))?;
         if matches!(u.decay, DecayArg::Flux | DecayArg::FluxClean) && u.half_life.is_none() {
             // flux-accounting's own default, not slurm.conf's.
             half_life = 604_800;
@@ -248,7 +250,7 @@ impl UsageSettings {
 /// A bad time or interval, or an interval that would make more than a million instants.
 pub(crate) fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
     if let Some(every) = &a.every {
-        let step = parse_interval(every).map_err(|m| Error::Usage(format!("--every: {m}")))?;
+        let step = parse_duration(every).map_err(|m| Error::Usage(format!("--every: {m}")))?;
         let from = time(a.from.as_deref().unwrap_or_default(), "--from")?;
         let to = time(a.to.as_deref().unwrap_or_default(), "--to")?;
         if to < from {
@@ -278,25 +280,6 @@ fn check_instant_count(count: u64, max: u64, what: &str) -> Result<()> {
 /// An epoch time as `YYYY-MM-DDTHH:MM:SSZ`.
 fn iso(t: i64) -> String {
     chrono::DateTime::from_timestamp(t, 0).unwrap_or_default().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
-/// `30m`, `6h`, `1d`, `1w` or plain seconds.
-fn parse_interval(text: &str) -> std::result::Result<i64, String> {
-    let t = text.trim();
-    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: i64 = digits.parse().map_err(|_| format!("{t:?} is not an interval such as 30m, 6h, 1d or 3600"))?;
-    let scale = match unit {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        "w" => 604_800,
-        _ => return Err(format!("{t:?}: unknown unit {unit:?} (s, m, h, d or w)")),
-    };
-    match n.checked_mul(scale) {
-        Some(s) if s > 0 => Ok(s),
-        _ => Err(format!("{t:?} is not a positive interval")),
-    }
 }
 
 /// `YYYY-MM-DD` and `HHMMSS` of an epoch time (UTC), for the history's partition paths.

@@ -105,6 +105,66 @@ pub fn parse_time(text: &str) -> Result<TimeLimit, String> {
     Ok(TimeLimit::Minutes(((seconds + 59) / 60) as u32))
 }
 
+/// The seconds of a count with a unit (`30s`, `15m`, `6h`, `14d`, `2w`); `None` for anything else.
+fn short_duration(text: &str) -> Option<Result<i64, String>> {
+    let t = text.trim();
+    let unit = t.chars().last().filter(|c| "smhdw".contains(*c))?;
+    let digits = &t[..t.len() - 1];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let scale = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3_600,
+        'd' => 86_400,
+        _ => 604_800,
+    };
+    Some(digits.parse::<i64>().ok().and_then(|n| n.checked_mul(scale)).ok_or_else(|| format!("{t:?} is too long")))
+}
+
+/// A duration as every command-line flag takes it, in seconds: a count with a unit (`30s`, `15m`,
+/// `6h`, `14d`, `2w`) or Slurm's time syntax as [`parse_time`] reads it (`90` is minutes,
+/// `1:30:00`, `14-0`, `7-00:00:00`; seconds rounded up to minutes, as Slurm does).
+///
+/// # Errors
+/// Neither form, `UNLIMITED`, or zero.
+///
+/// # Example
+/// ```
+/// use fairshare::config::time::parse_duration;
+/// assert_eq!(parse_duration("1h"), Ok(3600));
+/// assert_eq!(parse_duration("90"), Ok(5400));
+/// assert_eq!(parse_duration("14-0"), Ok(14 * 86400));
+/// assert!(parse_duration("0").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<i64, String> {
+    let seconds = match short_duration(text) {
+        Some(s) => s?,
+        None => match parse_time(text.trim()) {
+            Ok(TimeLimit::Minutes(m)) => i64::from(m) * 60,
+            Ok(TimeLimit::Unlimited) => return Err(format!("{text:?} is not a finite duration")),
+            Err(_) => {
+                return Err(format!(
+                    "{text:?} is not a duration: a count with a unit (30s, 15m, 6h, 14d, 2w) or a Slurm time \
+                     (90 minutes, 1:30:00, 14-0, 7-00:00:00)"
+                ));
+            }
+        },
+    };
+    if seconds == 0 { Err(format!("{text:?} is not a positive duration")) } else { Ok(seconds) }
+}
+
+/// `text` in Slurm's time syntax, for the flags that stand for a slurm.conf time knob and are read
+/// by the knob's own parser: a count with a unit (`14d`) becomes `0:0:SECONDS`; anything else is
+/// passed on as given.
+pub fn as_slurm_time(text: &str) -> std::borrow::Cow<'_, str> {
+    match short_duration(text) {
+        Some(Ok(seconds)) => format!("0:0:{seconds}").into(),
+        _ => text.into(),
+    }
+}
+
 /// `_is_valid_timespec()`: digits, at most one `-` (before any `:`), at most two `:`, and enough digit
 /// runs for the separators.
 fn is_valid_timespec(text: &str) -> bool {
@@ -147,6 +207,22 @@ fn number(digits: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_take_both_spellings() {
+        for (text, seconds) in [("30s", 30), ("15m", 900), ("6h", 21_600), ("14d", 1_209_600), ("2w", 1_209_600)] {
+            assert_eq!(parse_duration(text), Ok(seconds), "{text}");
+        }
+        for (text, seconds) in [("90", 5_400), ("1:30:00", 5_400), ("14-0", 1_209_600), ("7-00:00:00", 604_800)] {
+            assert_eq!(parse_duration(text), Ok(seconds), "{text}");
+        }
+        assert!(parse_duration("0").unwrap_err().contains("not a positive duration"));
+        assert!(parse_duration("UNLIMITED").unwrap_err().contains("not a finite duration"));
+        assert!(parse_duration("3x").unwrap_err().contains("is not a duration: a count with a unit"));
+        assert_eq!(as_slurm_time("14d"), "0:0:1209600");
+        assert_eq!(parse_time(&as_slurm_time("14d")), parse_time("14-0"));
+        assert_eq!(as_slurm_time("7-0"), "7-0");
+    }
 
     fn mins(text: &str) -> u32 {
         parse_time(text).unwrap().slurm_minutes()

@@ -4,4 +4,4 @@ pub mod pending;
 mod text;
 
 pub use pending::{ParquetWaves, PendingFormat, PendingJobs};
-pub use text::{Interner, TIME_RANGE, check_time, parse_timestamp, whole_numbers};
+pub use text::{Interner, TIME_RANGE, check_time, parse_time_arg, parse_timestamp, whole_numbers};

@@ -50,7 +50,9 @@ pub fn check_time(t: i64) -> Result<i64, String> {
     }
 }
 
-/// Parses a timestamp: epoch seconds, or `YYYY-MM-DDTHH:MM:SS` (also with a space) read as UTC.
+/// Parses a timestamp: epoch seconds, or `YYYY-MM-DDTHH:MM:SS` (also with a space) read as UTC,
+/// where a date alone is its midnight, seconds may be left out, and a trailing `Z` or offset
+/// (`+01:00`, `-0500`) says which zone the time is in.
 ///
 /// # Errors
 /// Anything else, a date that does not exist, or a time outside [`TIME_RANGE`].
@@ -60,10 +62,48 @@ pub fn check_time(t: i64) -> Result<i64, String> {
 /// use fairshare::jobs::parse_timestamp;
 /// assert_eq!(parse_timestamp("1767830400"), Ok(1767830400));
 /// assert_eq!(parse_timestamp("2026-01-08T00:00:00"), Ok(1767830400));
+/// assert_eq!(parse_timestamp("2026-01-08"), Ok(1767830400));
+/// assert_eq!(parse_timestamp("2026-01-08T00:00Z"), Ok(1767830400));
+/// assert_eq!(parse_timestamp("2026-01-08T01:00:00+01:00"), Ok(1767830400));
 /// assert!(parse_timestamp("9223372036854775807").is_err());
 /// ```
 pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     parse_any_timestamp(text).and_then(check_time)
+}
+
+/// A time given on the command line or in a site file: `now`, or anything [`parse_timestamp`]
+/// reads (epoch seconds, `2026-01-08`, `2026-01-08T00:00`, `2026-01-08T00:00:00`, with `Z` or an
+/// offset such as `+01:00`).
+///
+/// # Errors
+/// As [`parse_timestamp`].
+pub fn parse_time_arg(text: &str) -> Result<i64, String> {
+    if text.trim().eq_ignore_ascii_case("now") {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        return check_time(now as i64);
+    }
+    parse_timestamp(text)
+}
+
+/// Splits a trailing `Z`, `±HH:MM` or `±HHMM` off a date-time, as seconds east of UTC.
+fn utc_offset(t: &str) -> Option<(&str, i64)> {
+    if let Some(rest) = t.strip_suffix(['Z', 'z']) {
+        return Some((rest, 0));
+    }
+    // An offset only follows a time of day (`T..`), so a date's own dashes are never taken for one.
+    let time_at = t.find(['T', ' '])?;
+    let sign_at = t[time_at..].rfind(['+', '-'])? + time_at;
+    let (rest, offset) = t.split_at(sign_at);
+    let digits: String = offset[1..].chars().filter(|c| *c != ':').collect();
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m): (i64, i64) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
+    if h > 23 || m > 59 {
+        return None;
+    }
+    let east = h * 3600 + m * 60;
+    Some((rest, if offset.starts_with('-') { -east } else { east }))
 }
 
 /// [`parse_timestamp`] without the range check.
@@ -72,7 +112,20 @@ fn parse_any_timestamp(text: &str) -> Result<i64, String> {
     if let Ok(v) = crate::io::text::strip_zero_fraction(t).parse::<i64>() {
         return Ok(v);
     }
-    let bad = || format!("time {t:?} is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS");
+    let bad = || {
+        format!(
+            "time {t:?} is neither epoch seconds nor a date and time (YYYY-MM-DD[THH:MM[:SS]], optionally \
+             with Z or an offset such as +01:00)"
+        )
+    };
+    let (t, east) = utc_offset(t).unwrap_or((t, 0));
+    // A date alone is its midnight, a time without seconds is on the minute.
+    let full = match t.len() {
+        10 => format!("{t}T00:00:00"),
+        16 => format!("{t}:00"),
+        _ => t.to_string(),
+    };
+    let t = full.as_str();
     let b = t.as_bytes();
     // Byte positions below are only character positions in ASCII text.
     if !t.is_ascii()
@@ -92,7 +145,7 @@ fn parse_any_timestamp(text: &str) -> Result<i64, String> {
     if !(1..=12).contains(&mo) || d < 1 || d > days_in_month[(mo - 1) as usize] || h > 23 || mi > 59 || s > 60 {
         return Err(bad());
     }
-    Ok(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s)
+    Ok(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - east)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

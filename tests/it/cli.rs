@@ -649,3 +649,73 @@ fn sprio_and_score_take_the_usage_and_what_if_flags() {
     stdout_of(&fairshare(&args));
     assert!(out.is_file());
 }
+
+/// Times and durations take every spelling a newcomer tries, on the command line and in a site
+/// file; a bad one in a site file names the file and line.
+#[test]
+fn times_and_durations_take_every_spelling() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let sshare = |extra: &[&str]| {
+        let mut args: Vec<String> = ["sshare", "-P"].iter().map(|s| s.to_string()).collect();
+        for (flag, file) in [("--tree", "tree.csv"), ("--jobs", "jobs.csv"), ("--slurm-conf", "slurm.conf")] {
+            args.extend([flag.to_string(), format!("{site}/{file}")]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        stdout_of(&fairshare(&args))
+    };
+    let reference = sshare(&["--now", "1767830400"]);
+    for now in [
+        "2026-01-08",
+        "2026-01-08T00:00",
+        "2026-01-08T00:00:00Z",
+        "2026-01-08T01:00:00+01:00",
+        "2026-01-07T19:00:00-0500",
+    ] {
+        assert_eq!(sshare(&["--now", now]), reference, "--now {now}");
+    }
+    let fortnight = sshare(&["--now", "1767830400", "--half-life", "14-0"]);
+    assert_ne!(fortnight, reference);
+    assert_eq!(sshare(&["--now", "1767830400", "--half-life", "14d"]), fortnight);
+    assert_eq!(
+        sshare(&["--now", "1767830400", "--calc-period", "5m"]),
+        sshare(&["--now", "1767830400", "--calc-period", "5"])
+    );
+    // `now` is a time too (sprio's help promises it as the default).
+    let live = fairshare([
+        "sprio",
+        "--tree",
+        &format!("{site}/tree.csv"),
+        "--pending",
+        &format!("{site}/pending.csv"),
+        "--slurm-conf",
+        &format!("{site}/slurm.conf"),
+        "--now",
+        "now",
+    ]);
+    stdout_of(&live);
+
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |name: &str| std::fs::copy(format!("{site}/{name}"), dir.path().join(name)).unwrap();
+    for f in ["slurm.conf", "qos.txt", "tree.csv", "jobs.csv", "pending.csv"] {
+        copy(f);
+    }
+    let body = |now: &str| {
+        format!(
+            "slurm_conf = \"slurm.conf\"\nqos = \"qos.txt\"\ntree = \"tree.csv\"\njobs = \"jobs.csv\"\n\
+             decay = \"slurm\"\nnow = {now}\n"
+        )
+    };
+    let run = |now: &str| {
+        let file = dir.path().join("site.toml");
+        std::fs::write(&file, body(now)).unwrap();
+        fairshare(["run", "--site", file.to_str().unwrap()])
+    };
+    let by_text = stdout_of(&run("\"2026-01-08T00:00:00\""));
+    assert_eq!(stdout_of(&run("1767830400")), by_text);
+    assert_eq!(stdout_of(&run("2026-01-08T00:00:00Z")), by_text);
+    assert_eq!(stdout_of(&run("2026-01-08")), by_text);
+    let bad = run("\"yesterday\"");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("site.toml:6: now = yesterday: time \"yesterday\" is neither epoch seconds"), "{err}");
+}
