@@ -502,6 +502,9 @@ fn slurm_site(
         return Err(Error::Usage("Slurm priorities need --slurm-conf".into()));
     }
     let (_, tree, fs, conf, qos) = load_following_conf(tree_args, &a.usage)?;
+    if qos.is_none() {
+        eprintln!("fairshare: no --qos: every QOS priority factor is 0");
+    }
     Ok((conf.expect("--slurm-conf was given"), qos, tree, fs))
 }
 

@@ -110,6 +110,9 @@ impl UsageSettings {
             // flux-accounting's own default, not slurm.conf's.
             half_life = 604_800;
         }
+        if matches!(u.decay, DecayArg::Slurm | DecayArg::Exact) {
+            say_defaults(u);
+        }
         Ok(Some(UsageSettings {
             billing: u.billing.clone(),
             jobs: jobs.clone(),
@@ -241,6 +244,25 @@ impl UsageSettings {
             m.push(("fairshare.billing", billing.join(";")));
         }
         m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+}
+
+/// Says on stderr which of Slurm's defaults stand in for a site file not given, so a missing
+/// `--slurm-conf` or `--qos` is never silent.
+fn say_defaults(u: &UsageArgs) {
+    if u.slurm_conf.is_none() {
+        let mut defaulted = Vec::new();
+        if u.half_life.is_none() {
+            defaulted.push("PriorityDecayHalfLife 7-00:00:00");
+        }
+        if u.calc_period.is_none() {
+            defaulted.push("PriorityCalcPeriod 00:05:00");
+        }
+        defaulted.push("no TRESBillingWeights (a job is billed its CPUs)");
+        eprintln!("fairshare: no --slurm-conf: Slurm's defaults apply: {}", defaulted.join(", "));
+    }
+    if u.qos.is_none() {
+        eprintln!("fairshare: no --qos: every QOS charges its usage whole (UsageFactor 1)");
     }
 }
 

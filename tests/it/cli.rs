@@ -719,3 +719,34 @@ fn times_and_durations_take_every_spelling() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("site.toml:6: now = yesterday: time \"yesterday\" is neither epoch seconds"), "{err}");
 }
+
+/// A site file not given is never silent: stderr says which defaults stand in for it.
+#[test]
+fn missing_site_files_are_named_on_stderr() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let (tree, jobs) = (format!("{site}/tree.csv"), format!("{site}/jobs.csv"));
+    let out = fairshare(["sshare", "--tree", &tree, "--jobs", &jobs, "--now", "2026-01-08"]);
+    stdout_of(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fairshare: no --slurm-conf: Slurm's defaults apply: PriorityDecayHalfLife 7-00:00:00, PriorityCalcPeriod 00:05:00, no TRESBillingWeights (a job is billed its CPUs)"), "{err}");
+    assert!(err.contains("fairshare: no --qos: every QOS charges its usage whole (UsageFactor 1)"), "{err}");
+    let out = fairshare(["sshare", "--tree", &tree, "--jobs", &jobs, "--now", "2026-01-08", "--half-life", "14d"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Slurm's defaults apply: PriorityCalcPeriod 00:05:00, no TRESBillingWeights"), "{err}");
+    // Given, nothing is said.
+    let out = fairshare([
+        "sshare",
+        "--tree",
+        &tree,
+        "--jobs",
+        &jobs,
+        "--now",
+        "2026-01-08",
+        "--slurm-conf",
+        &format!("{site}/slurm.conf"),
+        "--qos",
+        &format!("{site}/qos.txt"),
+    ]);
+    stdout_of(&out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("no --"), "{}", String::from_utf8_lossy(&out.stderr));
+}
