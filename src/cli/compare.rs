@@ -12,7 +12,7 @@ use arrow::datatypes::{DataType, Float64Type};
 use fairshare::compare::{competition_ranks, spearman};
 use fairshare::explain::assoc_name;
 use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
-use fairshare::output::parquet::{SCHEMA_VERSION, write_parquet};
+use fairshare::output::parquet::{version_metadata, write_parquet};
 use fairshare::tree::AssocTree;
 use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;
@@ -136,12 +136,11 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
         }
     }
     if let Some(out) = &a.out {
-        let mut meta = vec![
-            KeyValue::new("fairshare.schema_version".to_string(), SCHEMA_VERSION.to_string()),
-            KeyValue::new("fairshare.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+        let mut meta = version_metadata();
+        meta.extend([
             KeyValue::new("fairshare.source".to_string(), source),
             KeyValue::new("fairshare.variants".to_string(), a.variants.join(",")),
-        ];
+        ]);
         meta.extend(usage_meta);
         write_comparison(out, &tree, &users, &results, &factors, &places, meta)?;
     }

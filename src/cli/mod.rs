@@ -260,7 +260,9 @@ pub fn run(cli: Cli) -> Result<()> {
                 return usage::write_history(&settings, &usage, instants, &a.out);
             }
             let settings = TreeSettings::resolve(&a.tree, usage.conf.as_ref())?;
-            let (input, mut meta, _) = charged_input(&settings, &usage)?;
+            let (input, usage_meta, _) = charged_input(&settings, &usage)?;
+            let mut meta = fairshare::output::parquet::version_metadata();
+            meta.extend(usage_meta);
             meta.extend(settings.what_if_metadata());
             fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
         }

@@ -109,37 +109,52 @@ fn nullable(name: &str) -> bool {
     )
 }
 
+/// The metadata every file the engine writes starts with: the schema and engine versions.
+pub fn version_metadata() -> Vec<KeyValue> {
+    vec![
+        KeyValue::new("fairshare.schema_version".to_string(), SCHEMA_VERSION.to_string()),
+        KeyValue::new("fairshare.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+    ]
+}
+
 /// The metadata recorded with every association file.
 pub fn metadata(fs: &FairShare, source: &str) -> Vec<KeyValue> {
     let p = fs.params;
-    [
-        ("fairshare.schema_version", SCHEMA_VERSION.to_string()),
-        ("fairshare.version", env!("CARGO_PKG_VERSION").to_string()),
-        ("fairshare.algorithm", p.algorithm.name().to_string()),
-        ("fairshare.dampening", p.dampening.to_string()),
-        ("fairshare.depth_oblivious", p.depth_oblivious.to_string()),
-        ("fairshare.flux_exact_sums", p.flux_exact_sums.to_string()),
-        ("fairshare.source", source.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| KeyValue::new(k.to_string(), v))
-    .collect()
+    let mut meta = version_metadata();
+    meta.extend(
+        [
+            ("fairshare.algorithm", p.algorithm.name().to_string()),
+            ("fairshare.dampening", p.dampening.to_string()),
+            ("fairshare.depth_oblivious", p.depth_oblivious.to_string()),
+            ("fairshare.flux_exact_sums", p.flux_exact_sums.to_string()),
+            ("fairshare.source", source.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| KeyValue::new(k.to_string(), v)),
+    );
+    meta
 }
 
 /// The metadata recorded with every scored-jobs file: the schema version, the priority formula
 /// (`slurm` or `flux`), the fair-share algorithm and the time of the computation.
 pub fn jobs_metadata(formula: &str, algorithm: Algorithm, now: i64) -> Vec<KeyValue> {
-    [
-        ("fairshare.schema_version", SCHEMA_VERSION.to_string()),
-        ("fairshare.version", env!("CARGO_PKG_VERSION").to_string()),
-        ("fairshare.priority", formula.to_string()),
-        ("fairshare.algorithm", algorithm.name().to_string()),
-        ("fairshare.now", now.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| KeyValue::new(k.to_string(), v))
-    .collect()
+    let mut meta = version_metadata();
+    meta.extend(
+        [
+            ("fairshare.priority", formula.to_string()),
+            ("fairshare.algorithm", algorithm.name().to_string()),
+            ("fairshare.now", now.to_string()),
+            ("fairshare.prio_columns", WEIGHTED.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| KeyValue::new(k.to_string(), v)),
+    );
+    meta
 }
+
+/// What the `prio_*` columns hold, in the file's metadata and on each column.
+const WEIGHTED: &str = "weighted: PriorityWeight<Factor> × the factor (0..1), the terms sprio prints and the \
+                        priority sums; divide by the weight for the factor (sprio -n)";
 
 /// Rows per row group.
 const ROW_GROUP_ROWS: usize = 1 << 20;
@@ -316,7 +331,16 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
     let schema = Schema::new(
         columns
             .iter()
-            .map(|(n, a)| Field::new(n, a.data_type().clone(), matches!(n.as_str(), "qos")))
+            .map(|(n, a)| {
+                let field = Field::new(n, a.data_type().clone(), matches!(n.as_str(), "qos"));
+                if n.starts_with("prio_") {
+                    let description =
+                        std::collections::HashMap::from([("description".to_string(), WEIGHTED.to_string())]);
+                    field.with_metadata(description)
+                } else {
+                    field
+                }
+            })
             .collect::<Vec<_>>(),
     );
     RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())

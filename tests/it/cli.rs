@@ -750,3 +750,29 @@ fn missing_site_files_are_named_on_stderr() {
     stdout_of(&out);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("no --"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// What a dataframe user reads: every Parquet output names its versions, and the `prio_*`
+/// columns say they hold weighted terms, not factors.
+#[test]
+fn parquet_outputs_describe_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let kv = |path: &std::path::Path| -> Vec<(String, String)> {
+        let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+        let meta = parquet::file::reader::FileReader::metadata(&reader).file_metadata().key_value_metadata().cloned();
+        meta.unwrap_or_default().into_iter().map(|kv| (kv.key, kv.value.unwrap_or_default())).collect()
+    };
+    let usage = dir.path().join("usage.parquet");
+    stdout_of(&fairshare(["usage", "--out", usage.to_str().unwrap()]));
+    assert!(kv(&usage).iter().any(|(k, v)| k == "fairshare.version" && v == env!("CARGO_PKG_VERSION")));
+    assert!(kv(&usage).iter().any(|(k, _)| k == "fairshare.schema_version"));
+    let run = dir.path().join("run");
+    stdout_of(&fairshare(["run", "--out-dir", run.to_str().unwrap()]));
+    let jobs = run.join("jobs.parquet");
+    assert!(kv(&jobs).iter().any(|(k, v)| k == "fairshare.prio_columns" && v.starts_with("weighted: ")));
+    let file = std::fs::File::open(&jobs).unwrap();
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let schema = builder.schema();
+    let prio = schema.field_with_name("prio_fairshare").unwrap();
+    assert!(prio.metadata()["description"].starts_with("weighted: PriorityWeight"), "{prio:?}");
+    assert!(schema.field_with_name("priority").unwrap().metadata().is_empty());
+}
