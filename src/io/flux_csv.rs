@@ -11,7 +11,8 @@ use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 /// The user-column marker of a bank row.
 pub const NO_USER: &str = "%^+_nouser";
 
-/// Parses flux-csv text (`path` names it in errors). A header line starting with `level` is skipped.
+/// Parses flux-csv text (`path` names it in errors). A header line whose first field (quoted or
+/// not) starts with `level` is skipped, as is a leading UTF-8 byte order mark.
 ///
 /// # Errors
 /// A malformed row, a level that skips a level, or a user whose bank column differs from the bank
@@ -20,13 +21,17 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
     let mut records: Vec<AssocRecord> = Vec::new();
     // Most recent bank at each level: (id, name).
     let mut open: Vec<(u64, String)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in text.trim_start_matches('\u{feff}').lines().enumerate() {
         let line_no = i as u64 + 1;
-        if line.trim().is_empty() || (records.is_empty() && line.trim_start().starts_with("level")) {
+        if line.trim().is_empty() {
             continue;
         }
         let err = |m: String| Error::input(path, line_no, m);
         let f = split_csv(line).map_err(|m| err(m.into()))?;
+        // pyarrow's `write_csv` quotes the header's names.
+        if records.is_empty() && f[0].trim_start().starts_with("level") {
+            continue;
+        }
         if f.len() != 5 {
             return Err(err(format!("expected 5 fields level,bank,user,shares,usage, found {}", f.len())));
         }

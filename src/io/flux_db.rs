@@ -4,8 +4,12 @@
 //! The root is the first bank with an empty `parent_bank`. A bank with any sub-bank row (active or
 //! not) takes only its active sub-banks, ordered by name, and ignores associations attached to it;
 //! a bank without sub-banks takes its active associations, ordered by username. Inactive banks and
-//! their subtrees are left out. Bank usage is the sum of its active users' `job_usage`.
+//! their subtrees are left out. Bank usage is the sum of its active users' `job_usage`. A
+//! `parent_bank` cycle is refused: the C++ reader would silently leave out its banks and users.
+//!
+//! Reading never leaves files beside the database ([`open_read`]).
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
@@ -17,12 +21,10 @@ use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 ///
 /// # Errors
 /// The file is `-` or a stream, cannot be opened as SQLite, lacks `bank_table`/`association_table`,
-/// has no root bank, or has a negative share count.
+/// has no root bank, has a `parent_bank` cycle, or has a negative share count.
 pub fn read(path: &Path) -> Result<TreeInput> {
     let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    crate::io::source::require_file(path, "a flux-accounting database")?;
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(db_err)?;
+    let conn = open_read(path)?;
     let root: String = conn
         .query_row("SELECT bank FROM bank_table WHERE parent_bank='' LIMIT 1", [], |r| r.get(0))
         .map_err(|e| match e {
@@ -115,12 +117,103 @@ pub fn read(path: &Path) -> Result<TreeInput> {
             stack.extend(subs.into_iter().rev().filter(|(_, active)| *active).map(|(b, _)| (b, Some(id))));
         }
     }
+    // The walk from the root never meets a cycle of banks that are not under it.
+    let banks: Vec<(String, Option<String>)> = conn
+        .prepare("SELECT bank, parent_bank FROM bank_table ORDER BY rowid")
+        .and_then(|mut q| q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+        .map_err(db_err)?;
+    let root = records.first().map_or("", |r| r.account.as_str());
+    check_parent_cycles(path, root, &banks.iter().map(|(b, p)| (b.as_str(), p.as_deref())).collect::<Vec<_>>())?;
     Ok(TreeInput {
         source: path.to_path_buf(),
         records,
         sibling_order: SiblingOrder::Input,
         account_usage: AccountUsage::SumOfUsers,
     })
+}
+
+/// Opens a flux-accounting database for reading, leaving nothing beside it.
+///
+/// A read-only connection to a WAL-mode database creates its `-wal` and `-shm` files but, unable
+/// to checkpoint, never removes them. So when neither exists, the database is opened read-write
+/// with `query_only` set (nothing is written): closing the last connection then removes both
+/// under SQLite's exclusive lock, which it gets only if no other process opened the database
+/// meanwhile. Files that existed before belong to another process, or hold transactions not yet
+/// checkpointed: the connection is then read-only and they are left as they are.
+///
+/// # Errors
+/// The file is `-` or a stream, or SQLite cannot open it.
+pub fn open_read(path: &Path) -> Result<Connection> {
+    let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
+    crate::io::source::require_file(path, "a flux-accounting database")?;
+    // Header bytes 18 and 19 (file format write and read versions) are 2 in WAL mode. A file that
+    // cannot be read is left to SQLite to report.
+    let wal_mode = crate::io::source::head(path, 20).is_ok_and(|h| h.get(18..20) == Some(&[2, 2][..]));
+    let absent = |suffix: &str| {
+        let mut beside = path.as_os_str().to_owned();
+        beside.push(suffix);
+        std::fs::symlink_metadata(beside).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    };
+    let access = if wal_mode && absent("-wal") && absent("-shm") {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    };
+    let conn = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(db_err)?;
+    conn.pragma_update(None, "query_only", true).map_err(db_err)?;
+    Ok(conn)
+}
+
+/// An error naming the banks of a `parent_bank` cycle, if `banks` (`(bank, parent_bank)` rows in
+/// rowid order, `None` for NULL) have one. Its banks cannot be under the root bank `root`, so
+/// both flux-accounting readers would silently leave them and their users out.
+///
+/// # Errors
+/// The first cycle found, from the first of its banks in rowid order.
+pub(crate) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Option<&str>)]) -> Result<()> {
+    let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
+    for &(bank, parent) in banks {
+        // A bank listed twice has two parents: each is followed.
+        parents.entry(bank).or_default().extend(parent);
+    }
+    // Depth-first along parent_bank, keeping the path (and its set, for long chains): a parent on
+    // the path closes a cycle.
+    let (mut done, mut on_trail): (HashSet<&str>, HashSet<&str>) = Default::default();
+    for &(start, _) in banks {
+        if done.contains(start) {
+            continue;
+        }
+        let mut trail: Vec<(&str, usize)> = vec![(start, 0)];
+        on_trail.insert(start);
+        while let Some((bank, next)) = trail.last_mut() {
+            let Some(&parent) = parents.get(*bank).and_then(|p| p.get(*next)) else {
+                on_trail.remove(*bank);
+                done.insert(*bank);
+                trail.pop();
+                continue;
+            };
+            *next += 1;
+            if on_trail.contains(parent) {
+                let k = trail.iter().position(|(b, _)| *b == parent).unwrap_or_default();
+                let chain: Vec<String> =
+                    trail[k..].iter().map(|(b, _)| b).chain([&parent]).map(|b| format!("{b:?}")).collect();
+                return Err(Error::input(
+                    path,
+                    None,
+                    format!(
+                        "bank_table: parent_bank cycle {} (each bank's parent_bank is the next) is not under the \
+                         root bank {root:?}: its banks and their users would be left out",
+                        chain.join(" → ")
+                    ),
+                ));
+            }
+            if parents.contains_key(parent) && !done.contains(parent) {
+                on_trail.insert(parent);
+                trail.push((parent, 0));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The tables flux-accounting's priority plugin reads besides the fair-share values.
@@ -140,10 +233,7 @@ pub struct FluxPriorityTables {
 /// # Errors
 /// The file is `-` or a stream, or not a readable SQLite database.
 pub fn read_priority_tables(path: &Path) -> Result<FluxPriorityTables> {
-    let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    crate::io::source::require_file(path, "a flux-accounting database")?;
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(db_err)?;
+    let conn = open_read(path)?;
     let mut tables = FluxPriorityTables::default();
     // A missing table is an older schema, not an error.
     let rows = |sql: &str| -> Vec<(String, f64)> {
@@ -164,4 +254,30 @@ pub fn read_priority_tables(path: &Path) -> Result<FluxPriorityTables> {
     tables.queues = rows("SELECT queue, priority FROM queue_table").into_iter().map(|(q, p)| (q, p as i32)).collect();
     tables.banks = rows("SELECT bank, priority FROM bank_table").into_iter().collect();
     Ok(tables)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_cycles() {
+        let p = Path::new("x.db");
+        let check = |banks: &[(&str, Option<&str>)]| check_parent_cycles(p, "r", banks).map_err(|e| e.to_string());
+        // Orphans and NULL parents are not cycles.
+        assert!(check(&[("r", Some("")), ("a", Some("r")), ("lost", Some("nowhere")), ("n", None)]).is_ok());
+        let e = check(&[("r", Some("")), ("s", Some("s"))]).unwrap_err();
+        assert!(e.contains("parent_bank cycle \"s\" → \"s\" (each"), "{e}");
+        // A chain into the cycle is not part of it.
+        let e = check(&[("r", Some("")), ("t", Some("a")), ("a", Some("b")), ("b", Some("c")), ("c", Some("a"))])
+            .unwrap_err();
+        assert!(e.contains("cycle \"a\" → \"b\" → \"c\" → \"a\" (each"), "{e}");
+        // A long chain is walked once.
+        let names: Vec<String> = (0..200_000).map(|i| format!("b{i}")).collect();
+        let mut banks: Vec<(&str, Option<&str>)> = vec![("r", Some(""))];
+        banks.extend(
+            names.iter().enumerate().map(|(i, n)| (n.as_str(), Some(if i == 0 { "r" } else { &names[i - 1] }))),
+        );
+        assert!(check(&banks).is_ok());
+    }
 }

@@ -84,11 +84,13 @@ impl TreeFormat {
         if first.starts_with("Account|") || first.starts_with("Account |") {
             return Ok(TreeFormat::Sshare);
         }
-        if first.split(',').map(str::trim).any(|f| f == "parent_id") {
+        // Field by field, as the readers split them: pyarrow's `write_csv` quotes every header name.
+        let fields = text::split_csv(first).unwrap_or_default();
+        let fields: Vec<&str> = fields.iter().map(|f| f.trim()).collect();
+        if fields.contains(&"parent_id") {
             return Ok(TreeFormat::AssocCsv);
         }
-        let fields: Vec<&str> = first.split(',').collect();
-        if first.starts_with("level,") || (fields.len() == 5 && fields[0].trim().parse::<u32>().is_ok()) {
+        if (fields.len() > 1 && fields[0] == "level") || (fields.len() == 5 && fields[0].parse::<u32>().is_ok()) {
             return Ok(TreeFormat::FluxCsv);
         }
         Err(Error::input(path, 1, "cannot tell the tree format from the first line; pass --tree-format"))

@@ -77,7 +77,7 @@ impl FluxUsageConfig {
     /// falling back to 4 when that is not a positive number.
     ///
     /// # Errors
-    /// A value that is not a number; `path` names the database in the message.
+    /// A value that is not a finite number; `path` names the database in the message.
     pub fn from_rows<'a>(path: &Path, rows: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
         Ok(parse_config(path, rows)?.cfg)
     }
@@ -85,9 +85,9 @@ impl FluxUsageConfig {
     /// Reads `config_table` of a flux-accounting database; a missing table means all defaults.
     ///
     /// # Errors
-    /// The file is not a readable SQLite database, or a value is not a number.
+    /// The file is not a readable SQLite database, or a value is not a finite number.
     pub fn read(db_path: &Path) -> Result<Self> {
-        let conn = open_read(db_path)?;
+        let conn = crate::io::flux_db::open_read(db_path)?;
         Ok(read_config(db_path, &conn)?.cfg)
     }
 }
@@ -97,12 +97,12 @@ fn parse_config<'a>(path: &Path, rows: impl IntoIterator<Item = (&'a str, &'a st
     let mut reset: Option<f64> = None;
     let mut reconfigure_time: Option<f64> = None;
     for (key, value) in rows {
-        // Python's float() accepts surrounding whitespace.
-        let num = || {
-            value
-                .trim()
-                .parse::<f64>()
-                .map_err(|_| Error::input(path, None, format!("config_table: {key} = {value:?} is not a number")))
+        // Python's float() accepts surrounding whitespace, and `nan` or `inf`: those would turn every
+        // usage non-finite, to be blamed on a usage instead of on this row.
+        let num = || match value.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            Ok(_) => Err(Error::input(path, None, format!("config_table: {key} = {value:?} is not a finite number"))),
+            Err(_) => Err(Error::input(path, None, format!("config_table: {key} = {value:?} is not a number"))),
         };
         match key {
             "priority_decay_half_life" => cfg.half_life = num()?,
@@ -486,11 +486,6 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
     move |e| Error::format(path, format!("flux-accounting database: {e}"))
 }
 
-fn open_read(path: &Path) -> Result<Connection> {
-    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(db_err(path))
-}
-
 fn open_write(path: &Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(db_err(path))?;
@@ -583,12 +578,12 @@ impl FluxDbUsage {
     ///
     /// # Errors
     /// The file is not a readable flux-accounting database (a table is missing), a config value
-    /// is not a number, `t_half_life_period_table` has no `cluster` row, there is no root bank,
+    /// is not a finite number, `t_half_life_period_table` has no `cluster` row, there is no root bank,
     /// the bank tree has a cycle, or an association's `job_usage` or a bin value is NULL.
     pub fn load(db_path: &Path) -> Result<Self> {
         let path = db_path;
         let err = db_err(path);
-        let conn = open_read(path)?;
+        let conn = crate::io::flux_db::open_read(path)?;
         let ConfigRows { cfg, reconfigure_time } = read_config(path, &conn)?;
 
         let end_hl: Option<f64> = conn
@@ -749,6 +744,8 @@ impl FluxDbUsage {
         if walk_banks(&bank_rows, &[]).1 {
             return Err(Error::input(path, None, "bank_table: a bank is its own ancestor"));
         }
+        let root = bank_rows.iter().find(|b| b.1 == Some("")).map_or("", |b| b.0);
+        crate::io::flux_db::check_parent_cycles(path, root, &bank_rows)?;
         Ok(usage)
     }
 
@@ -889,7 +886,6 @@ impl FluxDbUsage {
     }
 }
 
-/// Stores fair-share values (the result of `flux account-update-fshare`) into
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -966,6 +962,8 @@ mod tests {
         let cfg = FluxUsageConfig::from_rows(p, rows).unwrap();
         assert_eq!((cfg.decay_factor, cfg.gpu_weight, cfg.node_weight), (0.1, 10.0, 1.0));
         assert!(FluxUsageConfig::from_rows(p, [("core_weight", "x")]).is_err());
+        let e = FluxUsageConfig::from_rows(p, [("decay_factor", "nan")]).unwrap_err().to_string();
+        assert!(e.ends_with("test.db: config_table: decay_factor = \"nan\" is not a finite number"), "{e}");
     }
 
     /// t1023_weighted_usage.py: 1 node, 100 s.

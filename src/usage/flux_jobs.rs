@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
 
 use super::flux::parse_r;
 use super::{JobRef, JobSink};
@@ -22,9 +21,7 @@ use crate::error::{Error, Result};
 /// `-` or a stream, not a readable SQLite database, no `jobs` table, or the sink's error.
 pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
     let err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    crate::io::source::require_file(path, "a flux-accounting database")?;
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(err)?;
+    let conn = crate::io::flux_db::open_read(path)?;
     let mut names: HashMap<i64, String> = HashMap::new();
     {
         let mut q = conn.prepare("SELECT userid, username FROM association_table ORDER BY rowid").map_err(err)?;

@@ -31,8 +31,9 @@ pub(crate) trait LineParser: Sync {
     ) -> Result<()>;
 }
 
-/// The first non-blank line of `path` without its line break, the byte offset after it and its
-/// 1-based number; `None` for a file of blank lines.
+/// The first non-blank line of `path` without its line break or a leading UTF-8 byte order mark
+/// (spreadsheets write one), the byte offset after it and its 1-based number; `None` for a file of
+/// blank lines.
 ///
 /// # Errors
 /// The file cannot be read, or a line is too long or not UTF-8.
@@ -49,6 +50,7 @@ pub(crate) fn read_header(path: &Path) -> Result<Option<(String, u64, u64)>> {
         line_no += 1;
         let text = std::str::from_utf8(&buf).map_err(|_| Error::input(path, line_no, "not valid UTF-8 text"))?;
         let line = text.trim_end_matches(['\r', '\n']);
+        let line = if line_no == 1 { line.trim_start_matches('\u{feff}') } else { line };
         if !line.trim().is_empty() {
             return Ok(Some((line.to_string(), offset, line_no)));
         }
