@@ -66,7 +66,10 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
     let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
     let mut results: Vec<(String, FairShare)> = Vec::new();
     let mut text = String::new();
-    for (label, params) in variants {
+    let line = super::progress::Progress::new("computing the variants");
+    let count = variants.len() as u64;
+    for (k, (label, params)) in variants.into_iter().enumerate() {
+        line.report(k as u64, count, "variants");
         match fs::compute(&tree, &params) {
             Ok(r) => results.push((label, r)),
             // flux has no `parent` shares: say why a variant is missing rather than fail them all.
@@ -75,6 +78,7 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
             }
         }
     }
+    line.report(count, count, "variants");
     if results.is_empty() {
         return Err(Error::Usage("no variant could be computed".into()));
     }

@@ -5,6 +5,7 @@ mod compare;
 mod explain;
 mod flux_site;
 mod plot;
+mod progress;
 mod run;
 mod shares;
 mod site;
@@ -311,10 +312,16 @@ pub fn run(cli: Cli) -> Result<()> {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             write_sprio(&mut out, &queue.scores, &queue.jobs, &queue.weights, &format, &opts)?;
-            out.flush().map_err(|e| Error::io("<stdout>", e))
+            out.flush().map_err(|e| Error::io("<stdout>", e))?;
+            say_no_qos(&a.queue);
+            Ok(())
         }
         Command::Score(a) => match a.queue.priority {
-            PriorityArg::Slurm => score_slurm(&a.tree, &a.queue, &a.out),
+            PriorityArg::Slurm => {
+                score_slurm(&a.tree, &a.queue, &a.out)?;
+                say_no_qos(&a.queue);
+                Ok(())
+            }
             PriorityArg::Flux => {
                 let queue = Queue::load(&a.tree, &a.queue)?;
                 let batch = jobs_batch(queue.scores, &queue.jobs, &queue.weights)?;
@@ -322,6 +329,13 @@ pub fn run(cli: Cli) -> Result<()> {
                 write_parquet(&a.out, &batch, meta)
             }
         },
+    }
+}
+
+/// Says, once the queue is scored, that no QOS table stood behind Slurm's QOS factors.
+fn say_no_qos(a: &QueueArgs) {
+    if a.priority == PriorityArg::Slurm && a.usage.qos.is_none() {
+        eprintln!("fairshare: no --qos: every QOS priority factor is 0");
     }
 }
 
@@ -425,7 +439,10 @@ impl Queue {
     ) -> Result<Self> {
         let prio = SlurmPriority::new(conf, qos, now);
         let jobs = PendingJobs::read(pending, format, &prio.weights.tres_keys())?;
+        let line = progress::Progress::new("scoring");
+        line.start(&format!("scoring {} pending jobs", jobs.len()));
         let (scores, unknown) = prio.score(&jobs, tree, fs)?;
+        line.done();
         report_unknown(&jobs, &unknown);
         let tres_weight_text = prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
         Ok(Queue {
@@ -504,9 +521,6 @@ fn slurm_site(
         return Err(Error::Usage("Slurm priorities need --slurm-conf".into()));
     }
     let (_, tree, fs, conf, qos) = load_following_conf(tree_args, &a.usage)?;
-    if qos.is_none() {
-        eprintln!("fairshare: no --qos: every QOS priority factor is 0");
-    }
     Ok((conf.expect("--slurm-conf was given"), qos, tree, fs))
 }
 
@@ -545,6 +559,9 @@ fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
     };
     let mut held = None;
     let mut unknown = Unknown::default();
+    let line = progress::Progress::new("scoring the queue");
+    let total = waves.as_ref().map(ParquetWaves::rows);
+    let mut scored_jobs = 0u64;
     let mut chunk = Some(match waves.as_mut().and_then(ParquetWaves::next_wave) {
         Some(wave) => wave?,
         None => whole()?,
@@ -566,6 +583,8 @@ fn score_slurm(tree_args: &TreeArgs, a: &QueueArgs, out: &Path) -> Result<()> {
             let (batch, rows) = scored?;
             unknown.note(&jobs, &rows);
             held = Some(batch);
+            scored_jobs += (end - start) as u64;
+            line.report(scored_jobs, total.unwrap_or(jobs.len() as u64).max(scored_jobs), "jobs");
             start = end;
             if start >= jobs.len() {
                 break;

@@ -28,33 +28,33 @@ struct SiteFile {
     pending_format: Option<String>,
     algorithm: Option<String>,
     decay: Option<String>,
-    now: Option<TimeValue>,
-    first_pass: Option<TimeValue>,
+    now: Option<toml::Value>,
+    first_pass: Option<toml::Value>,
     half_life: Option<String>,
     timezone: Option<String>,
 }
 
-/// A time in a site file: text (`"2026-01-08"`, `"now"`), epoch seconds, or a TOML date-time.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum TimeValue {
-    Text(String),
-    Epoch(i64),
-    Datetime(toml::value::Datetime),
-}
-
-impl TimeValue {
-    /// The time as the command line would spell it, checked: a bad one names the file and line.
-    fn checked(self, key: &str, file: &Path, text: &str) -> Result<String> {
-        let spelled = match self {
-            TimeValue::Text(t) => t,
-            TimeValue::Epoch(n) => n.to_string(),
-            TimeValue::Datetime(d) => d.to_string(),
-        };
-        fairshare::jobs::parse_time_arg(&spelled)
-            .map_err(|m| Error::input(file, key_line(text, key), format!("{key} = {spelled}: {m}")))?;
-        Ok(spelled)
-    }
+/// A time in a site file: text (`"2026-01-08"`, `"now"`), epoch seconds, or a TOML date-time,
+/// as the command line would spell it; anything else, or a bad time, names the file and line.
+fn site_time(value: toml::Value, key: &str, file: &Path, text: &str) -> Result<String> {
+    let spelled = match value {
+        toml::Value::String(t) => t,
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Datetime(d) => d.to_string(),
+        other => {
+            return Err(Error::input(
+                file,
+                key_line(text, key),
+                format!(
+                    "{key} is a {}: expected a time (\"2026-01-08T00:00:00\", epoch seconds or a TOML date-time)",
+                    other.type_str()
+                ),
+            ));
+        }
+    };
+    fairshare::jobs::parse_time_arg(&spelled)
+        .map_err(|m| Error::input(file, key_line(text, key), format!("{key} = {spelled}: {m}")))?;
+    Ok(spelled)
 }
 
 /// The embedded default site: the files of `examples/seed-site`.
@@ -170,8 +170,9 @@ impl SiteSlots<'_> {
                 *slot = v;
             }
         };
-        text_slot(&mut usage.now, site.now.map(|t| t.checked("now", file, &text)).transpose()?);
-        text_slot(&mut usage.first_pass, site.first_pass.map(|t| t.checked("first_pass", file, &text)).transpose()?);
+        text_slot(&mut usage.now, site.now.map(|t| site_time(t, "now", file, &text)).transpose()?);
+        let first_pass = site.first_pass.map(|t| site_time(t, "first_pass", file, &text)).transpose()?;
+        text_slot(&mut usage.first_pass, first_pass);
         text_slot(&mut usage.half_life, site.half_life);
         if let Some(tz) = site.timezone.filter(|_| usage.timezone == "UTC") {
             usage.timezone = tz;

@@ -37,6 +37,9 @@ pub(crate) struct UsageSettings {
     pub flux_interval: i64,
     /// What-if `--billing` (partition, weights), recorded with the outputs.
     pub billing: Vec<(String, String)>,
+    /// Which defaults stand in for site files not given, said once the usage is charged (an
+    /// error alone is clearer without them).
+    notes: Vec<String>,
 }
 
 fn time(text: &str, flag: &str) -> Result<i64> {
@@ -110,10 +113,9 @@ impl UsageSettings {
             // flux-accounting's own default, not slurm.conf's.
             half_life = 604_800;
         }
-        if matches!(u.decay, DecayArg::Slurm | DecayArg::Exact) {
-            say_defaults(u);
-        }
+        let notes = if matches!(u.decay, DecayArg::Slurm | DecayArg::Exact) { defaults_notes(u) } else { Vec::new() };
         Ok(Some(UsageSettings {
+            notes,
             billing: u.billing.clone(),
             jobs: jobs.clone(),
             format,
@@ -187,20 +189,12 @@ impl UsageSettings {
             let emulate = (self.decay == DecayArg::Flux).then_some((self.first_pass, self.flux_interval));
             charge_flux_records(input, &self.jobs, self.format, &FluxRecords { cfg, now: self.now, emulate })?
         } else {
-            // A progress line on a terminal; long histories take minutes.
-            let progress: Option<fairshare::usage::Progress<'_>> = std::io::IsTerminal::is_terminal(&std::io::stderr())
-                .then(|| {
-                    Box::new(|done: u64, total: u64| {
-                        let pct = if total > 0 { 100.0 * done as f64 / total as f64 } else { 100.0 };
-                        eprint!("\rfairshare: charging job records {pct:5.1}%");
-                        if done >= total {
-                            eprintln!();
-                        }
-                    }) as fairshare::usage::Progress<'_>
-                });
+            let line = super::progress::Progress::new("charging job records");
+            let progress: fairshare::usage::Progress<'_> = Box::new(move |done, total| line.report(done, total, ""));
             let (conf, qos) = (self.conf.as_ref(), self.qos.as_ref());
-            charge_jobs(input, &self.jobs, self.format, conf, qos, self.model(algorithm), progress)?
+            charge_jobs(input, &self.jobs, self.format, conf, qos, self.model(algorithm), Some(progress))?
         };
+        self.say_notes();
         if let Some((job, line)) = report.first_unmatched {
             eprintln!(
                 "fairshare: warning: {} job record(s) match no association and charge nothing, e.g. job {job} at {}:{line}",
@@ -214,6 +208,13 @@ impl UsageSettings {
     /// The usage parameters, for the output metadata.
     pub fn metadata(&self, algorithm: Algorithm) -> Vec<(String, String)> {
         self.metadata_at(algorithm, self.now)
+    }
+
+    /// Says on stderr which defaults stood in for site files not given.
+    pub fn say_notes(&self) {
+        for note in &self.notes {
+            eprintln!("fairshare: {note}");
+        }
     }
 
     /// The usage parameters of the state at `now`.
@@ -247,9 +248,10 @@ impl UsageSettings {
     }
 }
 
-/// Says on stderr which of Slurm's defaults stand in for a site file not given, so a missing
-/// `--slurm-conf` or `--qos` is never silent.
-fn say_defaults(u: &UsageArgs) {
+/// Which of Slurm's defaults stand in for a site file not given, so a missing `--slurm-conf` or
+/// `--qos` is never silent.
+fn defaults_notes(u: &UsageArgs) -> Vec<String> {
+    let mut notes = Vec::new();
     if u.slurm_conf.is_none() {
         let mut defaulted = Vec::new();
         if u.half_life.is_none() {
@@ -259,11 +261,12 @@ fn say_defaults(u: &UsageArgs) {
             defaulted.push("PriorityCalcPeriod 00:05:00");
         }
         defaulted.push("no TRESBillingWeights (a job is billed its CPUs)");
-        eprintln!("fairshare: no --slurm-conf: Slurm's defaults apply: {}", defaulted.join(", "));
+        notes.push(format!("no --slurm-conf: Slurm's defaults apply: {}", defaulted.join(", ")));
     }
     if u.qos.is_none() {
-        eprintln!("fairshare: no --qos: every QOS charges its usage whole (UsageFactor 1)");
+        notes.push("no --qos: every QOS charges its usage whole (UsageFactor 1)".to_string());
     }
+    notes
 }
 
 /// The instants `--at` or `--every/--from/--to` ask for (empty for a single `--now`).
@@ -350,7 +353,10 @@ pub(crate) fn write_history(
     let mut written = std::collections::HashSet::new();
     let source = settings.source();
     let mut by_row = vec![0.0; tree.len()];
+    let progress = super::progress::Progress::new("writing the history");
+    let total = history.instants().times().len() as u64;
     history.for_each_instant(|i, record_usage| {
+        progress.report(i as u64, total, "instants");
         let t = history.instants().times()[i];
         for (&row, &u) in tree_rows.iter().zip(record_usage) {
             by_row[row] = u;
@@ -376,7 +382,9 @@ pub(crate) fn write_history(
         written.insert(format!("date={date}/{hms}.parquet"));
         write_parquet(&part.join(format!("{hms}.parquet")), &batch, meta)
     })?;
+    progress.report(total, total, "instants");
     dir.commit()?;
+    usage.say_notes();
     if !carried.is_empty() {
         let replaced = carried.iter().filter(|f| written.contains(f.as_str())).count();
         eprintln!(

@@ -776,3 +776,23 @@ fn parquet_outputs_describe_themselves() {
     assert!(prio.metadata()["description"].starts_with("weighted: PriorityWeight"), "{prio:?}");
     assert!(schema.field_with_name("priority").unwrap().metadata().is_empty());
 }
+
+/// Long commands draw a progress line on a terminal, and nothing of it into a log or a pipe.
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_only_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let hist = dir.path().join("hist");
+    let args =
+        ["usage", "--every", "1d", "--from", "2026-01-01", "--to", "2026-01-08", "--out", hist.to_str().unwrap()];
+    let piped = fairshare(args);
+    stdout_of(&piped);
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains('\r'));
+    // `script` (util-linux) gives the command a terminal.
+    std::fs::remove_dir_all(&hist).unwrap();
+    let line = format!("{} {} 2>&1", env!("CARGO_BIN_EXE_fairshare"), args.join(" "));
+    let tty = std::process::Command::new("script").args(["-qec", &line, "/dev/null"]).output().expect("script runs");
+    let seen = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{seen}");
+    assert!(seen.contains("fairshare: writing the history 100.0% (8/8 instants)"), "{seen}");
+}

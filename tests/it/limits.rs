@@ -111,7 +111,9 @@ fn a_far_future_now_is_refused_with_the_range_not_allocated_for() {
         (vec!["--now", "1767830400", "--first-pass=-5", "--out", hist], format!("--first-pass: time -5 {RANGE}")),
         (
             vec!["--now", "1767830400", "--every", "1d", "--from", "1767830400", "--to", "1e14", "--out", hist],
-            "--to: time \"1e14\" is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS".to_string(),
+            "--to: time \"1e14\" is neither epoch seconds nor a date and time (YYYY-MM-DD[THH:MM[:SS]], \
+             optionally with Z or an offset such as +01:00)"
+                .to_string(),
         ),
         (
             vec![

@@ -862,7 +862,13 @@ fn site_toml_rejects_bad_input() {
         cases: vec![
             err("bad.toml", non_utf8("tree = \"tree.csv\"\nnow = \"", "\"\n"), "bad.toml:2: ", "UTF-8"),
             err("bad.toml", "tree = \"tree.csv\"\nslurm_conf = \"slurm.conf", "bad.toml:2: ", "invalid"),
-            err("bad.toml", "tree = \"tree.csv\"\nnow = 5\n", "bad.toml:2: ", "invalid type"),
+            err("bad.toml", "tree = \"tree.csv\"\nnow = true\n", "bad.toml:2: ", "now is a boolean: expected a time"),
+            err(
+                "bad.toml",
+                "tree = \"tree.csv\"\nnow = \"soon\"\n",
+                "bad.toml:2: ",
+                "now = soon: time \"soon\" is neither",
+            ),
             err("bad.toml", "tree = \"tree.csv\"\ntree = \"x.csv\"\n", "bad.toml:2: ", "duplicate key"),
             err(
                 "bad.toml",
