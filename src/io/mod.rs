@@ -12,6 +12,7 @@
 pub mod assoc_csv;
 pub mod flux_csv;
 pub mod flux_db;
+pub(crate) mod parquet_columns;
 pub mod parquet_tree;
 pub(crate) mod row_groups;
 pub use row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};

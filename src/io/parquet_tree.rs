@@ -2,8 +2,10 @@
 //!
 //! Columns: `id`, `parent_id` (null for the root), `account`, `user` (null or empty for accounts),
 //! `shares` (or `raw_shares`), optional `parent_shares` (bool, `FairShare=parent`), `usage` (or
-//! `raw_usage`), optional `partition` and `priority`. Integer and float columns of any width are
-//! accepted. The output of `fairshare compute` reads back as a tree, so a what-if can edit it.
+//! `raw_usage`), optional `partition` and `priority`. Numbers may be integers of any width, whole
+//! floats or text (read as the `assoc-csv` reader reads it, `shares` text may say `parent`), so
+//! the tree CSV written to Parquet by pandas, polars or DuckDB reads as the CSV does. The output
+//! of `fairshare compute` reads back as a tree, so a what-if can edit it.
 //!
 //! [`write()`] produces the canonical form of these columns, which [`read`] reads back unchanged.
 
@@ -14,17 +16,20 @@ use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float64Builder, RecordBatch, StringArray, StringBuilder,
     UInt32Builder, UInt64Array, UInt64Builder,
 };
-use arrow::compute::{cast, concat};
-use arrow::datatypes::{DataType, UInt64Type};
+use arrow::buffer::BooleanBuffer;
+use arrow::compute::{concat, or};
+use arrow::datatypes::{DataType, UInt32Type, UInt64Type};
 use arrow::error::ArrowError;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
 
+use super::parquet_columns::{Bad, floats, holds_text, integers, strings};
 use super::row_groups::{first_rows, group_reader, guarded, open_checked};
+use super::text::{MAX_SHARES, parse_shares, parse_usage, strip_zero_fraction};
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
-use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeColumns, TreeInput, records_batch};
+use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeColumns, TreeInput, records_batch};
 
 /// Reads a tree from a Parquet file as records (for the paths that edit them).
 ///
@@ -38,7 +43,8 @@ pub fn read(path: &Path) -> Result<TreeInput> {
 /// [`AssocTree::from_columns`](crate::tree::AssocTree::from_columns) without a record per row.
 ///
 /// # Errors
-/// Not Parquet, a missing column, or a null where a value is required, with its row (1-based).
+/// Not Parquet, a missing column or one of a type that cannot hold it, a value that does not
+/// convert (saying what was expected), or a null where a value is required, with its row (1-based).
 pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     guarded(path, || {
         let (_, metadata) = open_checked(path, ArrowReaderOptions::new())?;
@@ -185,64 +191,116 @@ const CANONICAL_TYPES: [DataType; 9] = [
     DataType::UInt32,
 ];
 
-fn column(path: &Path, batch: &RecordBatch, names: &[&str], to: &DataType) -> Result<Option<ArrayRef>> {
-    let Some(c) = names.iter().find_map(|n| batch.column_by_name(n)) else { return Ok(None) };
-    cast(c, to).map(Some).map_err(|e| Error::format(path, format!("column {:?}: {e}", names[0])))
+/// The first of `names` (a column and its aliases) that `batch` has.
+fn column<'b>(batch: &'b RecordBatch, names: &[&str]) -> Option<&'b ArrayRef> {
+    names.iter().find_map(|n| batch.column_by_name(n))
 }
 
-/// One batch as the canonical columns, checked: `rows_before` rows came before it.
+/// What `id` and `parent_id` hold, in the CSV reader's words.
+const ID: &str = "a non-negative integer";
+
+/// One batch as the canonical columns, checked: `rows_before` rows came before it. Columns of
+/// other types convert strictly ([`integers`], [`floats`], [`strings`]), text as the CSV reader
+/// reads it: the tree CSV written to Parquet by pandas, polars or DuckDB keeps `shares` as text,
+/// `parent` included.
 fn canonical_columns(path: &Path, batch: &RecordBatch, rows_before: u64) -> Result<[ArrayRef; 9]> {
-    let required = |names: &[&str], to: &DataType| -> Result<ArrayRef> {
-        column(path, batch, names, to)?
-            .ok_or_else(|| Error::input(path, None, format!("missing column {:?}", names[0])))
+    let bad = |b: Bad| b.error(path, rows_before);
+    let required = |names: &[&str]| -> Result<&ArrayRef> {
+        column(batch, names).ok_or_else(|| Error::input(path, None, format!("missing column {:?}", names[0])))
+    };
+    let ids = |name: &str| -> Result<ArrayRef> {
+        let parse = |t: &str| strip_zero_fraction(t).parse().ok();
+        Ok(Arc::new(integers::<UInt64Type>(required(&[name])?, name, ID, u64::MAX, parse).map_err(bad)?))
     };
     let n = batch.num_rows();
-    let id = required(&["id"], &DataType::UInt64)?;
-    let parent = required(&["parent_id"], &DataType::UInt64)?;
-    let account = required(&["account"], &DataType::Utf8)?;
-    let user = required(&["user"], &DataType::Utf8)?;
-    let shares = required(&["shares", "raw_shares"], &DataType::UInt64)?;
-    let usage = required(&["usage", "raw_usage"], &DataType::Float64)?;
-    let parent_shares = column(path, batch, &["parent_shares"], &DataType::Boolean)?
-        .map(|a| a.as_boolean().iter().map(|v| Some(v == Some(true))).collect::<BooleanArray>())
-        .unwrap_or_else(|| BooleanArray::from(vec![false; n]));
-    let partition = column(path, batch, &["partition"], &DataType::Utf8)?;
-    let priority = column(path, batch, &["priority"], &DataType::UInt32)?
-        .unwrap_or_else(|| arrow::array::new_null_array(&DataType::UInt32, n));
-    let shares_in = shares.as_primitive::<UInt64Type>();
-    for i in 0..n {
+    let id = ids("id")?;
+    let parent = ids("parent_id")?;
+    let account: ArrayRef = Arc::new(strings(required(&["account"])?, "account").map_err(bad)?);
+    let user = strings(required(&["user"])?, "user").map_err(bad)?;
+    let (shares_in, text_parent) = shares(required(&["shares", "raw_shares"])?).map_err(bad)?;
+    let usage = required(&["usage", "raw_usage"])?;
+    let usage: ArrayRef =
+        Arc::new(floats(usage, "usage", "a finite non-negative number", |t| parse_usage(t).ok()).map_err(bad)?);
+    // A null flag is not `parent`.
+    let parent_shares = match column(batch, &["parent_shares"]) {
+        Some(a) if a.data_type() == &DataType::Boolean => {
+            let flags = a.as_boolean();
+            let set = flags.nulls().map_or_else(|| flags.values().clone(), |valid| flags.values() & valid.inner());
+            BooleanArray::new(set, None)
+        }
+        Some(a) => return Err(bad(Bad::column_type("parent_shares", a.data_type(), "true or false"))),
+        None => BooleanArray::new(BooleanBuffer::new_unset(n), None),
+    };
+    let parent_shares = match text_parent {
+        Some(text) => or(&parent_shares, &text).map_err(|e| Error::format(path, e))?,
+        None => parent_shares,
+    };
+    let partition = column(batch, &["partition"]).map(|a| strings(a, "partition")).transpose().map_err(bad)?;
+    let priority: ArrayRef = match column(batch, &["priority"]) {
+        Some(a) => Arc::new(
+            integers::<UInt32Type>(a, "priority", "a 32-bit unsigned integer", u32::MAX, |t| {
+                strip_zero_fraction(t).parse().ok()
+            })
+            .map_err(bad)?,
+        ),
+        None => arrow::array::new_null_array(&DataType::UInt32, n),
+    };
+    // The first row missing a value it needs; a column without nulls is not read value by value.
+    let first_null = |a: &dyn Array, needed: &dyn Fn(usize) -> bool| {
+        (a.null_count() > 0).then(|| (0..n).find(|&i| a.is_null(i) && needed(i))).flatten()
+    };
+    let always = |_| true;
+    let missing = [
+        (first_null(&id, &always), "id is null"),
+        (first_null(&account, &always), "account is null"),
+        (first_null(&usage, &always), "usage is null"),
+        (
+            first_null(&shares_in, &|i| !parent_shares.value(i)),
+            "shares is null (set parent_shares for FairShare=parent)",
+        ),
+    ];
+    if let Some((i, message)) = missing.into_iter().filter_map(|(i, m)| Some((i?, m))).min_by_key(|&(i, _)| i) {
         let row = rows_before + i as u64 + 1;
-        let err = |m: &str| Error::input(path, row, format!("row {row}: {m}"));
-        if id.is_null(i) || account.is_null(i) || usage.is_null(i) {
-            return Err(err("id, account and usage must not be null"));
-        }
-        if !parent_shares.value(i) && shares_in.is_null(i) {
-            return Err(err("shares is null (set parent_shares for FairShare=parent)"));
-        }
+        return Err(Error::input(path, row, format!("row {row}: {message}")));
     }
     // `parent` rows hold 0 shares; empty names are absent ones.
     let shares =
         UInt64Array::from_iter_values((0..n).map(|i| if parent_shares.value(i) { 0 } else { shares_in.value(i) }));
-    let absent_if_empty = |a: &ArrayRef| -> ArrayRef {
-        let s = a.as_string::<i32>();
+    let absent_if_empty = |s: StringArray| -> ArrayRef {
         if s.iter().any(|v| v == Some("")) {
             Arc::new(s.iter().map(|v| v.filter(|v| !v.is_empty())).collect::<StringArray>())
         } else {
-            a.clone()
+            Arc::new(s)
         }
     };
-    let partition = partition.map_or_else(|| arrow::array::new_null_array(&DataType::Utf8, n), |p| absent_if_empty(&p));
+    let partition = partition.map_or_else(|| arrow::array::new_null_array(&DataType::Utf8, n), absent_if_empty);
     Ok([
         id,
         parent,
         account,
-        absent_if_empty(&user),
+        absent_if_empty(user),
         partition,
         Arc::new(shares),
         Arc::new(parent_shares),
         usage,
         priority,
     ])
+}
+
+/// The `shares` column: counts, and for a text column, which rows say `parent` (`FairShare=parent`).
+fn shares(a: &ArrayRef) -> std::result::Result<(UInt64Array, Option<BooleanArray>), Bad> {
+    let expected = format!("a share count (0..={MAX_SHARES}) or \"parent\"");
+    let count = |t: &str| match parse_shares(t).ok()? {
+        Shares::Value(v) => Some(v),
+        Shares::Parent => Some(0),
+    };
+    let counts = integers::<UInt64Type>(a, "shares", &expected, MAX_SHARES, count)?;
+    if !holds_text(a.data_type()) {
+        return Ok((counts, None));
+    }
+    let text = strings(a, "shares")?;
+    let parent = text.iter().map(|t| Some(t.is_some_and(|t| parse_shares(t) == Ok(Shares::Parent)))).collect();
+    Ok((counts, Some(parent)))
 }
 
 /// Writes `records` as canonical tree Parquet (ZSTD), atomically.
@@ -262,7 +320,6 @@ pub fn write(path: &Path, records: &[AssocRecord], metadata: Vec<KeyValue>) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tree::Shares;
 
     fn record(id: u64, parent_id: Option<u64>, user: Option<&str>, shares: Shares, usage: f64) -> AssocRecord {
         AssocRecord {
@@ -284,7 +341,7 @@ mod tests {
             record(10, None, None, Shares::Value(1), 0.0),
             record(7, Some(10), Some("alice"), Shares::Parent, 1234.0),
             record(3, Some(10), Some("bob"), Shares::Value(0), 0.25),
-            record(u64::MAX, Some(10), Some("carol"), Shares::Value(u64::from(u32::MAX)), 1e15),
+            record(u64::MAX, Some(10), Some("carol"), Shares::Value(MAX_SHARES), 1e15),
         ];
         records[1].partition = Some("gpu".into());
         records[3].priority = Some(u32::MAX);

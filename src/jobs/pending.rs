@@ -15,7 +15,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::compute::cast;
+use arrow::compute::{cast, cast_with_options};
 use arrow::datatypes::DataType;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -26,6 +26,7 @@ use super::text::{Interner, parse_timestamp, whole_numbers};
 use crate::config::time::{TimeLimit, parse_time};
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
+use crate::io::parquet_columns::{Bad, STRICT, Text, holds_text, numbers, strings, text};
 use crate::io::row_groups::{first_rows, group_reader, guarded, open_checked};
 use crate::io::text::strip_zero_fraction;
 use crate::io::text::{recycle, split_fields};
@@ -358,18 +359,32 @@ impl PendingJobs {
     fn push_batch(&mut self, path: &Path, batch: &RecordBatch, row: &mut u64, kept: &mut KeptTres) -> Result<()> {
         let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
         let cols = Columns::resolve(&names).map_err(|m| Error::input(path, None, m))?;
+        let name_columns = [cols.user, cols.account, cols.partition, cols.qos];
+        let number_columns = [
+            cols.job_id,
+            cols.submit,
+            cols.accrue,
+            cols.min_nodes,
+            cols.cpus,
+            cols.time_limit,
+            cols.nice,
+            cols.site_factor,
+        ];
+        // Only the columns read are converted: an extra column may hold anything.
         let columns: Vec<Column> = batch
             .columns()
             .iter()
             .zip(&names)
-            .map(|(a, name)| match a.data_type() {
-                DataType::Dictionary(..) if name == "tres_req" => Column::tres(a, &self.tres, &kept.names),
-                DataType::Dictionary(..) => Column::names(a, &mut self.names),
-                _ => Column::from_array(a),
+            .enumerate()
+            .map(|(c, (a, name))| match c {
+                c if c == cols.tres_req => Column::tres(a, name, &self.tres, &kept.names),
+                c if name_columns.contains(&c) => Column::names(a, name, &mut self.names),
+                c if number_columns.contains(&c) || cols.urgency == Some(c) => Column::from_array(a, name),
+                _ => Ok(Column::Unused),
             })
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::format(path, e))?;
-        if self.push_columns(&cols, &columns, *row) {
+            .collect::<std::result::Result<_, Bad>>()
+            .map_err(|b| b.error(path, *row))?;
+        if self.push_columns(&cols, &columns, batch.num_rows(), *row) {
             *row += batch.num_rows() as u64;
             return Ok(());
         }
@@ -386,17 +401,16 @@ impl PendingJobs {
     /// Appends a batch of typed columns a column at a time, with no cell per value; false, with
     /// nothing appended, when a column is text or some value needs the row path, which then reports
     /// the first bad row as it does for any input.
-    fn push_columns(&mut self, cols: &Columns, columns: &[Column], rows_before: u64) -> bool {
+    fn push_columns(&mut self, cols: &Columns, columns: &[Column], n: usize, rows_before: u64) -> bool {
         let jobs = self.len();
-        let pushed = self.try_push_columns(cols, columns, rows_before).is_some();
+        let pushed = self.try_push_columns(cols, columns, n, rows_before).is_some();
         if !pushed {
             self.truncate(jobs);
         }
         pushed
     }
 
-    fn try_push_columns(&mut self, cols: &Columns, columns: &[Column], rows_before: u64) -> Option<()> {
-        let n = columns.first()?.len();
+    fn try_push_columns(&mut self, cols: &Columns, columns: &[Column], n: usize, rows_before: u64) -> Option<()> {
         const U32: std::ops::RangeInclusive<i64> = 0..=u32::MAX as i64;
         let required = |c: usize| match &columns[c] {
             Column::Int(a) if a.null_count() == 0 => Some(a.values()),
@@ -722,24 +736,37 @@ enum Column {
     Names(arrow::array::Int32Array, Vec<Vec<u32>>),
     /// Dictionary keys and, per dictionary value, the kept TRES counts it requests.
     Tres(arrow::array::Int32Array, Vec<std::result::Result<Vec<u64>, String>>),
+    /// A column the reader does not read.
+    Unused,
 }
 
 impl Column {
-    /// Integers, timestamps (in seconds) and whole floats are numbers; anything else becomes text.
-    fn from_array(a: &ArrayRef) -> std::result::Result<Self, arrow::error::ArrowError> {
+    /// Column `name` of numbers: integers, timestamps (in seconds) and whole floats are numbers;
+    /// text is kept for the row parse.
+    ///
+    /// # Errors
+    /// Text that is not UTF-8, or a column of a type that holds neither numbers nor text.
+    fn from_array(a: &ArrayRef, name: &str) -> std::result::Result<Self, Bad> {
+        let a = &numbers(a, name)?;
+        let arrow_err = |e| Bad::arrow(name, e);
         Ok(match a.data_type() {
             DataType::Timestamp(..) => {
-                let secs = cast(a, &DataType::Timestamp(arrow::datatypes::TimeUnit::Second, None))?;
-                Column::Int(cast(&secs, &DataType::Int64)?.as_primitive::<arrow::datatypes::Int64Type>().clone())
+                let secs =
+                    cast(a, &DataType::Timestamp(arrow::datatypes::TimeUnit::Second, None)).map_err(arrow_err)?;
+                let secs = cast(&secs, &DataType::Int64).map_err(arrow_err)?;
+                Column::Int(secs.as_primitive::<arrow::datatypes::Int64Type>().clone())
             }
-            t if t.is_integer() => {
-                Column::Int(cast(a, &DataType::Int64)?.as_primitive::<arrow::datatypes::Int64Type>().clone())
-            }
+            // Unsigned values beyond i64 go as text, so the row check names the value and the
+            // range, as it does for a CSV (a plain cast would make them nulls: defaults).
+            t if t.is_integer() => match cast_with_options(a, &DataType::Int64, &STRICT) {
+                Ok(ints) => Column::Int(ints.as_primitive::<arrow::datatypes::Int64Type>().clone()),
+                Err(_) => Column::Text(strings(a, name)?),
+            },
             // Whole floats are integers with gaps as pandas stores them. With a fraction among
             // them the column goes as text, whole values written as integers, so the row check
             // names the fraction.
             t if t.is_floating() => {
-                let f = cast(a, &DataType::Float64)?;
+                let f = cast(a, &DataType::Float64).map_err(arrow_err)?;
                 let f = f.as_primitive::<arrow::datatypes::Float64Type>();
                 match whole_numbers(f) {
                     Ok(ints) => Column::Int(ints),
@@ -750,48 +777,53 @@ impl Column {
                     ),
                 }
             }
-            _ => Column::Text(cast(a, &DataType::Utf8)?.as_string::<i32>().clone()),
+            t if holds_text(t) => Column::Text(strings(a, name)?),
+            t => return Err(Bad::column_type(name, t, "a number or text")),
         })
     }
 
-    /// Interns each value of a dictionary once, so rows carry ids without hashing.
-    fn names(a: &ArrayRef, names: &mut Interner) -> std::result::Result<Self, arrow::error::ArrowError> {
-        let dict = a.as_dictionary::<arrow::datatypes::Int32Type>();
-        let values = cast(dict.values(), &DataType::Utf8)?;
-        let values = values.as_string::<i32>();
-        let lists = (0..values.len())
-            .map(|v| {
-                let mut ids = Vec::new();
-                if values.is_valid(v) {
-                    Names::Text(values.value(v)).push_ids(names, &mut ids);
-                }
-                ids
-            })
-            .collect();
-        Ok(Column::Names(dict.keys().clone(), lists))
+    /// Column `name` of names: a dictionary's values are each interned once, so rows carry ids
+    /// without hashing; plain text is kept for the row path.
+    ///
+    /// # Errors
+    /// As [`text`].
+    fn names(a: &ArrayRef, name: &str, names: &mut Interner) -> std::result::Result<Self, Bad> {
+        Ok(match text(a, name)? {
+            Text::Plain(values) => Column::Text(values),
+            Text::Dict(keys, values) => {
+                let lists = (0..values.len())
+                    .map(|v| {
+                        let mut ids = Vec::new();
+                        if values.is_valid(v) {
+                            Names::Text(values.value(v)).push_ids(names, &mut ids);
+                        }
+                        ids
+                    })
+                    .collect();
+                Column::Names(keys, lists)
+            }
+        })
     }
 
-    /// Reads each `tres_req` value of a dictionary once.
-    fn tres(a: &ArrayRef, kept: &[Tres], names: &[String]) -> std::result::Result<Self, arrow::error::ArrowError> {
-        let dict = a.as_dictionary::<arrow::datatypes::Int32Type>();
-        let values = cast(dict.values(), &DataType::Utf8)?;
-        let values = values.as_string::<i32>();
-        let counts = (0..values.len())
-            .map(|v| {
-                let mut out = vec![0; kept.len()];
-                let text = if values.is_valid(v) { values.value(v).trim() } else { "" };
-                read_kept_counts(text, kept, names, &mut out).map(|()| out)
-            })
-            .collect();
-        Ok(Column::Tres(dict.keys().clone(), counts))
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Column::Text(a) => a.len(),
-            Column::Int(a) => a.len(),
-            Column::Names(keys, _) | Column::Tres(keys, _) => keys.len(),
-        }
+    /// Column `name` of `tres_req`: each value of a dictionary is read once; plain text is kept
+    /// for the row path.
+    ///
+    /// # Errors
+    /// As [`text`].
+    fn tres(a: &ArrayRef, name: &str, kept: &[Tres], names: &[String]) -> std::result::Result<Self, Bad> {
+        Ok(match text(a, name)? {
+            Text::Plain(values) => Column::Text(values),
+            Text::Dict(keys, values) => {
+                let counts = (0..values.len())
+                    .map(|v| {
+                        let mut out = vec![0; kept.len()];
+                        let text = if values.is_valid(v) { values.value(v).trim() } else { "" };
+                        read_kept_counts(text, kept, names, &mut out).map(|()| out)
+                    })
+                    .collect();
+                Column::Tres(keys, counts)
+            }
+        })
     }
 
     fn cell(&self, i: usize) -> Cell<'_> {
@@ -991,9 +1023,17 @@ impl Columns {
                 Cell::Null | Cell::Ids(_) | Cell::Tres(_) => return Ok(default),
                 Cell::Int(v) => v,
                 Cell::Text(t) if t.trim().is_empty() => return Ok(default),
-                Cell::Text(t) => strip_zero_fraction(t.trim())
-                    .parse::<i64>()
-                    .map_err(|_| format!("{what} {:?} is not an integer", t.trim()))?,
+                Cell::Text(t) => {
+                    let digits = strip_zero_fraction(t.trim());
+                    match digits.parse::<i64>() {
+                        Ok(v) => v,
+                        // Digits beyond 64 bits are out of range, not "not an integer".
+                        Err(_) if digits.parse::<i128>().is_ok() => {
+                            return Err(format!("{what} {digits} is not in {range:?}"));
+                        }
+                        Err(_) => return Err(format!("{what} {:?} is not an integer", t.trim())),
+                    }
+                }
             };
             if range.contains(&v) { Ok(v) } else { Err(format!("{what} {v} is not in {range:?}")) }
         };
