@@ -72,10 +72,9 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
         line.report(k as u64, count, "variants");
         match fs::compute(&tree, &params) {
             Ok(r) => results.push((label, r)),
-            // flux has no `parent` shares: say why a variant is missing rather than fail them all.
-            Err(e) => {
-                let _ = writeln!(text, "{label}: not computed: {e}");
-            }
+            // flux has no `parent` shares: say why a variant is missing rather than fail them all
+            // (on stderr: the table compares what could be computed).
+            Err(e) => eprintln!("fairshare: {label} left out of the comparison: {e}"),
         }
     }
     line.report(count, count, "variants");

@@ -796,3 +796,17 @@ fn progress_only_on_a_terminal() {
     assert!(tty.status.success(), "{seen}");
     assert!(seen.contains("fairshare: writing the history 100.0% (8/8 instants)"), "{seen}");
 }
+
+/// `compare` with its default variants on a tree with `parent` shares: the table compares what
+/// could be computed, and stderr says why flux is left out.
+#[test]
+fn compare_by_default_leaves_out_what_cannot_be_computed() {
+    let out = fairshare(["compare"]);
+    let text = stdout_of(&out);
+    assert!(text.contains("fair-tree") && text.contains("classic") && !text.contains("not computed"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("fairshare: flux left out of the comparison: flux-accounting has no `parent` shares"),
+        "{err}"
+    );
+}
