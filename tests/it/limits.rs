@@ -1,43 +1,17 @@
-//! Numeric limits: absurd times, overflowing weights and usages are errors naming the input, never a huge allocation or an inverted ranking.
+//! Numeric limits: absurd times, overflowing weights and usages are errors naming the input,
+//! never a huge allocation or an inverted ranking.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::ArrowWriter;
 
-use super::{fairshare, stdout_of, write_file};
+use super::{fairshare, fairshare_within_a_minute, stdout_of, write_file};
 
 /// What every out-of-range time is told, after `time T is out of range`.
 const RANGE: &str = "is out of range: times lie between 1970-01-01T00:00:00 and 9999-12-31T23:59:59 UTC (epoch seconds 0 to 253402300799)";
-
-/// Runs the binary with `args`; one still running after a minute is killed and fails the test (a
-/// run that works in proportion to a time span, or allocates for it, never ends in time).
-fn run_within_a_minute(args: &[&str]) -> Output {
-    let capture = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (capture.path().join("stdout"), capture.path().join("stderr"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fairshare"))
-        .args(args)
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("{args:?} did not end within a minute");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Output { status, stdout: std::fs::read(&out_path).unwrap(), stderr: std::fs::read(&err_path).unwrap() }
-}
 
 /// The error message of a failed run (its last line, without `fairshare: error: `), failing the
 /// test on success.
@@ -83,7 +57,7 @@ fn usage_run(dir: &Path, jobs: &str, extra: &[&str]) -> Output {
         args.extend(["--out", path_str(&out)]);
     }
     args.extend_from_slice(extra);
-    let res = run_within_a_minute(&args);
+    let res = fairshare_within_a_minute(&args);
     if !res.status.success() {
         assert!(!out.exists(), "a failed run wrote {}", out.display());
     }
@@ -136,7 +110,7 @@ fn a_far_future_now_is_refused_with_the_range_not_allocated_for() {
         ),
     ] {
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
-        assert_eq!(error_of(&run_within_a_minute(&args)), want, "{extra:?}");
+        assert_eq!(error_of(&fairshare_within_a_minute(&args)), want, "{extra:?}");
     }
 }
 
@@ -149,7 +123,7 @@ fn flux_usage_at_the_end_of_time_is_computed_from_the_jobs_alone() {
     let jobs =
         write_file(dir.path(), "jobs.csv", &jobs_csv(&["1,u1,a,batch,,1767000000,1767003600,\"cpu=16,node=1\""]));
     for now in ["253402300799", "1767003600"] {
-        let out = run_within_a_minute(&[
+        let out = fairshare_within_a_minute(&[
             "sshare",
             "--tree",
             path_str(&tree),
@@ -204,7 +178,7 @@ fn job_times_out_of_range_name_the_record_under_every_decay() {
     let tree = write_file(dir.path(), "tree.csv", TREE);
     let out = dir.path().join("usage.parquet");
     for decay in ["slurm", "exact"] {
-        let e = error_of(&run_within_a_minute(&[
+        let e = error_of(&fairshare_within_a_minute(&[
             "usage",
             "--tree",
             path_str(&tree),

@@ -34,6 +34,38 @@ where
     Command::new(env!("CARGO_BIN_EXE_fairshare")).args(args).output().expect("the fairshare binary runs")
 }
 
+/// Runs the release binary with its output captured in files; a run still going after a minute is
+/// killed and fails the test (a reader that loops, or work in proportion to a time span, is a bug
+/// of its own, not a slow machine).
+pub fn fairshare_within_a_minute<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let capture = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (capture.path().join("stdout"), capture.path().join("stderr"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fairshare"))
+        .args(&args)
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} did not end within a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    Output { status, stdout: std::fs::read(&out_path).unwrap(), stderr: std::fs::read(&err_path).unwrap() }
+}
+
 /// Stdout of a successful run; fails the test with stderr otherwise.
 pub fn stdout_of(out: &Output) -> String {
     assert!(out.status.success(), "fairshare failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -15,7 +15,7 @@ use data_gen::{TreeSpec, generate_tree, write_assoc_csv};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::{fairshare, stdout_of, write_file};
+use super::{fairshare, fairshare_within_a_minute, stdout_of, write_file};
 
 // ---------------------------------------------------------------------------------------------
 // 1. Bad inputs, reader by reader.
@@ -75,7 +75,7 @@ fn check(reader: Reader) {
                     .replace("{dir}", dir.path().to_str().unwrap())
             })
             .collect();
-        let res = run_guarded(&args);
+        let res = fairshare_within_a_minute(&args);
         let stderr = String::from_utf8_lossy(&res.stderr);
         let shown = String::from_utf8_lossy(&case.bytes);
         let what = format!("{} case {:?} ({shown:?})", reader.name, case.want);
@@ -95,34 +95,6 @@ fn check(reader: Reader) {
             assert!(res.stdout.is_empty(), "{what}: partial output on stdout");
         }
     }
-}
-
-/// Runs the binary with `args`, its output captured in files outside the case's directory; a run
-/// that has not ended after a minute is killed and fails the test (a reader that loops forever
-/// is a bug of its own, not a slow machine).
-fn run_guarded(args: &[String]) -> Output {
-    let capture = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (capture.path().join("stdout"), capture.path().join("stderr"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fairshare"))
-        .args(args)
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let mut waited = Duration::ZERO;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if waited > Duration::from_secs(60) {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("{args:?} did not end: a reader loops");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-        waited += Duration::from_millis(2);
-    };
-    Output { status, stdout: std::fs::read(&out_path).unwrap(), stderr: std::fs::read(&err_path).unwrap() }
 }
 
 /// The names in `dir`, sorted.
