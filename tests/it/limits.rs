@@ -123,7 +123,7 @@ fn flux_usage_at_the_end_of_time_is_computed_from_the_jobs_alone() {
     let jobs =
         write_file(dir.path(), "jobs.csv", &jobs_csv(&["1,u1,a,batch,,1767000000,1767003600,\"cpu=16,node=1\""]));
     for now in ["253402300799", "1767003600"] {
-        let out = fairshare_within_a_minute(&[
+        let out = fairshare_within_a_minute([
             "sshare",
             "--tree",
             path_str(&tree),
@@ -178,7 +178,7 @@ fn job_times_out_of_range_name_the_record_under_every_decay() {
     let tree = write_file(dir.path(), "tree.csv", TREE);
     let out = dir.path().join("usage.parquet");
     for decay in ["slurm", "exact"] {
-        let e = error_of(&fairshare_within_a_minute(&[
+        let e = error_of(&fairshare_within_a_minute([
             "usage",
             "--tree",
             path_str(&tree),
