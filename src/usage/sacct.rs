@@ -532,7 +532,8 @@ mod tests {
         let e = err(&format!("{H}1|1|u|a|p|2026-01-01T25:00:00|Unknown|RUNNING|cpu=1\n"));
         assert!(
             e.ends_with(
-                "sacct.txt:2: Start: time \"2026-01-01T25:00:00\" is neither epoch seconds nor YYYY-MM-DDTHH:MM:SS"
+                "sacct.txt:2: Start: time \"2026-01-01T25:00:00\" is neither epoch seconds nor a date and time \
+                 (YYYY-MM-DD[THH:MM[:SS]], optionally with Z or an offset such as +01:00)"
             ),
             "{e}"
         );
