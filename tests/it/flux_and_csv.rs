@@ -180,3 +180,30 @@ fn job_records_with_a_byte_order_mark_or_quoted_header_read_as_plain_ones() {
     );
     assert_eq!(sshare(&quoted), plain);
 }
+
+/// A flux DB can hold any name; one with a newline or NUL still prints as one line of sshare.txt
+/// and of sshare's output (Parquet keeps the exact name).
+#[test]
+fn names_with_control_characters_keep_one_association_a_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let extra = "INSERT INTO association_table (username, userid, bank, default_bank, shares, job_usage)
+            VALUES ('bo' || char(10) || 'b', 1002, 'physics', 'physics', 1, 10),
+                   ('nu' || char(0) || 'l', 1003, 'physics', 'physics', 1, 10);";
+    let db = flux_db(tmp.path(), "('decay_factor','0.5')", extra, false);
+    let text = stdout_of(&fairshare(["sshare", "--tree", db.to_str().unwrap(), "-P"]));
+    // Header, root, physics and three users.
+    assert_eq!(text.lines().count(), 6, "{text}");
+    assert!(text.contains("|bo?b|") && text.contains("|nu?l|"), "{text}");
+    let run = tmp.path().join("run");
+    stdout_of(&fairshare([
+        "run",
+        "--flux-db",
+        db.to_str().unwrap(),
+        "--now",
+        "20000",
+        "--out-dir",
+        run.to_str().unwrap(),
+    ]));
+    let sshare_txt = std::fs::read_to_string(run.join("sshare.txt")).unwrap();
+    assert_eq!(sshare_txt.lines().count(), 7, "{sshare_txt}");
+}
