@@ -365,9 +365,8 @@ fn load_following_conf(
     let settings = TreeSettings::resolve(tree_args, conf.as_ref())?;
     let (tree, result) = match &usage {
         Some(us) => {
-            let tree = AssocTree::build(charged_input(&settings, us)?.0)?;
-            let result = fs::compute(&tree, &settings.params)?;
-            (tree, result)
+            let (input, _, report) = charged_input(&settings, us)?;
+            charged_pass(input, &report, &settings.params)?
         }
         None => settings.load()?,
     };
@@ -385,10 +384,30 @@ fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings,
         return Ok((settings, tree, result, Vec::new()));
     };
     let settings = TreeSettings::resolve(tree_args, usage.conf.as_ref())?;
-    let (input, meta, _) = charged_input(&settings, &usage)?;
-    let tree = AssocTree::build(input)?;
-    let result = fs::compute(&tree, &settings.params)?;
+    let (input, meta, report) = charged_input(&settings, &usage)?;
+    let (tree, result) = charged_pass(input, &report, &settings.params)?;
     Ok((settings, tree, result, meta))
+}
+
+/// The tree of an input whose usage was charged from job records, and its fair-share as Slurm
+/// holds it after the last decay pass: classic then reads the accounts at that pass's start
+/// (`report.pass_start`), the rest is [`fs::compute`].
+fn charged_pass(
+    input: fairshare::tree::TreeInput,
+    report: &fairshare::usage::ChargeReport,
+    params: &Params,
+) -> Result<(AssocTree, FairShare)> {
+    let Some(start) = &report.pass_start else {
+        let tree = AssocTree::build(input)?;
+        let result = fs::compute(&tree, params)?;
+        return Ok((tree, result));
+    };
+    let by_id: std::collections::HashMap<u64, f64> =
+        input.records.iter().zip(start).filter(|(r, _)| r.user.is_some()).map(|(r, &u)| (r.id, u)).collect();
+    let tree = AssocTree::build(input)?;
+    let by_row: Vec<f64> = tree.ids().iter().map(|id| by_id.get(id).copied().unwrap_or(0.0)).collect();
+    let result = fs::compute_after_pass(&tree, &tree.with_user_usage(&by_row), params)?;
+    Ok((tree, result))
 }
 
 /// The tree input with its user usage recomputed from the job records, the usage metadata, and

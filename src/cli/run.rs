@@ -17,7 +17,7 @@ use fairshare::{Error, Result};
 use super::args::RunArgs;
 use super::site::{EMBEDDED, EmbeddedSite, SiteSlots, shown};
 use super::usage::UsageSettings;
-use super::{Queue, TreeSettings, charged_input, site_files};
+use super::{Queue, TreeSettings, charged_input, charged_pass, site_files};
 
 /// Stage timings, printed as they finish when stderr is a terminal.
 pub(super) struct Stages {
@@ -178,8 +178,14 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         None => "no job records: usage as given".into(),
     });
 
-    let tree = AssocTree::build(input)?;
-    let result = fs::compute(&tree, &settings.params)?;
+    let (tree, result) = match &report {
+        Some(r) => charged_pass(input, r, &settings.params)?,
+        None => {
+            let tree = AssocTree::build(input)?;
+            let result = fs::compute(&tree, &settings.params)?;
+            (tree, result)
+        }
+    };
     stages.finish("fairshare", || {
         format!("{} associations, {} ({})", tree.len(), result.params.algorithm.name(), settings.source())
     });

@@ -5,16 +5,24 @@
 //! top-down over the fair-share tree: `UE = UA + (UEp - UA) * shares / level_shares`, the first
 //! level takes its normalized usage, a `parent` association takes its fair-share parent's.
 //! `F = 2^(-(UE / S) / dampening)` for users.
+//!
+//! After a decay pass Slurm holds the accounts' `usage_norm` and `usage_efctv` from the start of
+//! that pass (before its decay and charges), while users are computed when sshare asks, from their
+//! fresh usage and that parent value (spec §9 "Classic timing"). Given the usage at the pass's
+//! start, the accounts take their normalized usage from it; the rest follows, DEPTH_OBLIVIOUS's
+//! sibling sums included (accounts as stored at the pass's start, users fresh).
 
 use rayon::prelude::*;
 
-use super::{CHUNK, FairShare, Params, norm_usage, par_column};
+use super::{CHUNK, FairShare, Params, norm_usage, norm_usage_at, par_column};
 use crate::tree::{AssocTree, FsGroups};
 
 /// DEPTH_OBLIVIOUS's fixed steepness (`f = 5.0` in the plugin).
 const DEPTH_OBLIVIOUS_F: f64 = 5.0;
 
-pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params) -> FairShare {
+/// `pass_start`: per row, the raw usage at the start of the last decay pass (accounts summed), or
+/// `None` for the steady state of a static tree.
+pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params, pass_start: Option<&[f64]>) -> FairShare {
     let n = tree.len();
     let shares = tree.raw_shares();
     let parents = tree.parents();
@@ -41,7 +49,13 @@ pub(super) fn classic(tree: &AssocTree, groups: &FsGroups, params: Params) -> Fa
     let norm_shares =
         par_column(n, |i| if i != 0 && parent_flags[i] { chain[fs_parent[i] as usize] } else { chain[i] });
 
-    let norm_usage = norm_usage(tree);
+    let mut norm_usage = norm_usage(tree);
+    if let Some(start) = pass_start {
+        assert_eq!(start.len(), n, "one pass-start usage per row");
+        // Accounts as stored at the pass's start; users (computed lazily) fresh.
+        let accounts = par_column(n, |i| if users[i] { norm_usage[i] } else { norm_usage_at(start, i) });
+        norm_usage = accounts;
+    }
     // DEPTH_OBLIVIOUS compares with the siblings' (non-`parent`) normalized usage.
     let sibling_usage: Vec<f64> = if params.depth_oblivious {
         par_column(n, |x| {

@@ -114,8 +114,29 @@ pub struct FairShare {
 pub fn compute(tree: &AssocTree, params: &Params) -> Result<FairShare> {
     match params.algorithm {
         Algorithm::FairTree => Ok(fair_tree::fair_tree(tree, tree.fs_groups(), NEAR_ULPS, *params)),
-        Algorithm::Classic => Ok(classic::classic(tree, tree.fs_groups(), *params)),
+        Algorithm::Classic => Ok(classic::classic(tree, tree.fs_groups(), *params, None)),
         Algorithm::Flux => flux::flux(tree, *params),
+    }
+}
+
+/// The pass of [`compute`] as Slurm holds it right after a decay pass, given `pass_start`, the
+/// same tree with the user usage of the start of that pass (before its decay and charges). Only
+/// classic depends on it: Slurm recomputes the accounts' normalized and effective usage at the
+/// start of a pass and computes a user's values when asked, from its fresh usage and that parent
+/// value (spec §4, §9 "Classic timing"). Fair Tree and flux give [`compute`]'s result.
+///
+/// # Errors
+/// As [`compute`].
+///
+/// # Panics
+/// If `pass_start` does not have the rows of `tree`.
+pub fn compute_after_pass(tree: &AssocTree, pass_start: &AssocTree, params: &Params) -> Result<FairShare> {
+    match params.algorithm {
+        Algorithm::Classic => {
+            assert_eq!(pass_start.len(), tree.len(), "one tree, at two instants");
+            Ok(classic::classic(tree, tree.fs_groups(), *params, Some(pass_start.raw_usage())))
+        }
+        _ => compute(tree, params),
     }
 }
 

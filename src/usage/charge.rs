@@ -60,6 +60,10 @@ pub struct ChargeReport {
     pub unmatched: u64,
     /// The first unmatched record's job id and line (or row), for the warning.
     pub first_unmatched: Option<(u64, u64)>,
+    /// Under Slurm's decay for the classic algorithm, each record's usage at the start of the last
+    /// pass (after its reset, before its decay and charges; accounts summed as in the records'
+    /// usage): classic's account values come from there (spec §4 step 2, §9 "Classic timing").
+    pub pass_start: Option<Vec<f64>>,
 }
 
 /// Bytes of a (user, account) pair stored inside the table's bucket: a lookup of a short pair
@@ -195,6 +199,14 @@ impl<'a> ChargeContext<'a> {
         self.with_tally(Tally::Sums(vec![0.0; self.rows]))
     }
 
+    /// The decay thread whose last pass's start a charger also keeps: Slurm's, for classic.
+    fn pass_start_model(&self) -> Option<SlurmDecay> {
+        match self.model {
+            DecayModel::Slurm(d) if !d.fair_tree => Some(d),
+            _ => None,
+        }
+    }
+
     /// A charger for one block of a parallel read: it keeps each charge in record order, and
     /// [`UsageCharger::absorb`] adds them to the total in that order. The total is then the sum a
     /// sequential read gives, bit for bit, however the input is cut into blocks or row groups
@@ -236,9 +248,14 @@ impl<'a> ChargeContext<'a> {
     }
 
     fn with_tally(&self, tally: Tally) -> UsageCharger<'_, 'a> {
+        let pass_start = self.pass_start_model().map(|_| match tally {
+            Tally::Sums(_) => Tally::Sums(vec![0.0; self.rows]),
+            Tally::Log(_) => Tally::Log(Vec::new()),
+        });
         UsageCharger {
             ctx: self,
             tally,
+            pass_start,
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
             report: ChargeReport::default(),
@@ -250,6 +267,9 @@ impl<'a> ChargeContext<'a> {
 pub struct UsageCharger<'c, 'a> {
     ctx: &'c ChargeContext<'a>,
     tally: Tally,
+    /// The usage at the start of the last pass, when the model keeps it (classic under Slurm's
+    /// decay).
+    pass_start: Option<Tally>,
     /// Per partition: its billing weights' index and the billing of each TRES string seen, before
     /// the QOS factor (jobs repeat shapes).
     partitions: StrMap<PartitionBills>,
@@ -271,6 +291,18 @@ impl Tally {
         match self {
             Tally::Sums(sums) => sums[row as usize] += usage,
             Tally::Log(log) => log.push((row, usage)),
+        }
+    }
+
+    /// Adds another tally's charges, in its order.
+    fn absorb(&mut self, other: Tally) {
+        match other {
+            Tally::Log(log) => log.into_iter().for_each(|(row, u)| self.add(row, u)),
+            Tally::Sums(sums) => {
+                for (row, u) in sums.into_iter().enumerate() {
+                    self.add(row as u32, u);
+                }
+            }
         }
     }
 
@@ -306,6 +338,10 @@ impl UsageCharger<'_, '_> {
         if let Some((row, start, bill)) = self.resolve(job, path)? {
             let usage = finite_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
             self.tally.add(row, usage);
+            if let (Some(tally), Some(d)) = (&mut self.pass_start, self.ctx.pass_start_model()) {
+                let before = d.job_usage_at_last_pass_start(start, job.end, bill);
+                tally.add(row, finite_usage(before, job, bill, path)?);
+            }
         }
         Ok(())
     }
@@ -364,6 +400,7 @@ impl UsageCharger<'_, '_> {
     pub fn set_usage(&mut self, usage: Vec<f64>) {
         assert_eq!(usage.len(), self.ctx.rows, "one usage value per record");
         self.tally = Tally::Sums(usage);
+        self.pass_start = None;
     }
 
     /// The counts alone, for callers that keep their own usage.
@@ -436,13 +473,9 @@ impl UsageCharger<'_, '_> {
     /// Adds another worker's usage and counts into this one. Merging [`ChargeContext::worker`]s
     /// in input order adds their charges in input order, so the sums are a sequential read's.
     pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
-        match other.tally {
-            Tally::Log(log) => log.into_iter().for_each(|(row, u)| self.tally.add(row, u)),
-            Tally::Sums(sums) => {
-                for (row, u) in sums.into_iter().enumerate() {
-                    self.tally.add(row as u32, u);
-                }
-            }
+        self.tally.absorb(other.tally);
+        if let (Some(mine), Some(theirs)) = (&mut self.pass_start, other.pass_start) {
+            mine.absorb(theirs);
         }
         let (r, o) = (&mut self.report, other.report);
         r.records += o.records;
@@ -461,29 +494,34 @@ impl UsageCharger<'_, '_> {
     /// # Errors
     /// A sum that is not a finite number, naming the job records (`path`) and the association.
     pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
-        let mut usage = self.tally.into_sums(self.ctx.rows);
         let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-        for i in 0..input.records.len() {
-            if input.records[i].user.is_none() {
-                continue;
+        let sum_up = |tally: Tally| -> Result<Vec<f64>> {
+            let mut usage = tally.into_sums(self.ctx.rows);
+            for i in 0..input.records.len() {
+                if input.records[i].user.is_none() {
+                    continue;
+                }
+                let u = usage[i];
+                let mut parent = input.records[i].parent_id;
+                // Bounded by the record count, so a cycle (reported later by the tree build) cannot hang.
+                for _ in 0..input.records.len() {
+                    let Some(p) = parent.and_then(|id| row_of.get(&id).copied()) else { break };
+                    usage[p] += u;
+                    parent = input.records[p].parent_id;
+                }
             }
-            let u = usage[i];
-            let mut parent = input.records[i].parent_id;
-            // Bounded by the record count, so a cycle (reported later by the tree build) cannot hang.
-            for _ in 0..input.records.len() {
-                let Some(p) = parent.and_then(|id| row_of.get(&id).copied()) else { break };
-                usage[p] += u;
-                parent = input.records[p].parent_id;
+            // Every charge is finite, so only these sums can overflow; one scan on the way out.
+            if usage.iter().any(|u| !u.is_finite()) {
+                return Err(overflow(input, &usage, &row_of, path));
             }
-        }
-        // Every charge is finite, so only these sums can overflow; one scan on the way out.
-        if usage.iter().any(|u| !u.is_finite()) {
-            return Err(overflow(input, &usage, &row_of, path));
-        }
+            Ok(usage)
+        };
+        let usage = sum_up(self.tally)?;
+        let pass_start = self.pass_start.map(sum_up).transpose()?;
         for (r, u) in input.records.iter_mut().zip(usage) {
             r.usage = u;
         }
-        Ok(self.report)
+        Ok(ChargeReport { pass_start, ..self.report })
     }
 }
 

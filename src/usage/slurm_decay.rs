@@ -98,6 +98,49 @@ impl SlurmDecay {
         }
         usage
     }
+
+    /// Usage of one job at the start of the last pass at or before `now`, as the classic
+    /// algorithm reads it there (spec §4, step 2): after that pass's reset, if one is due, but
+    /// before its decay and its charges. That is the state after the previous pass plus the
+    /// end-of-job charges made since, undecayed; nothing before the first pass but those charges.
+    ///
+    /// # Example
+    /// ```
+    /// use fairshare::usage::SlurmDecay;
+    /// let d = SlurmDecay {
+    ///     half_life: 604_800, calc_period: 300, first_pass: 0, now: 600,
+    ///     charge_job_end: true, fair_tree: false, reset: None,
+    /// };
+    /// // The last pass (600) starts from the state after the pass at 300.
+    /// let before = SlurmDecay { now: 300, ..d };
+    /// assert_eq!(d.job_usage_at_last_pass_start(0, None, 16.0), before.job_usage(0, None, 16.0));
+    /// ```
+    pub fn job_usage_at_last_pass_start(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
+        let (t0, c) = (self.first_pass, i64::from(self.calc_period.max(1)));
+        if self.now < t0 || billable == 0.0 {
+            return 0.0;
+        }
+        let k_last = (self.now - t0) / c;
+        // A reset due at the last pass clears everything before step 2 reads it.
+        if let Some(b) = self.reset.filter(|&b| b > t0)
+            && (b - t0 + c - 1).div_euclid(c).min(k_last) == k_last
+        {
+            return 0.0;
+        }
+        let previous = t0 + (k_last - 1) * c;
+        let mut usage =
+            if k_last >= 1 { SlurmDecay { now: previous, ..*self }.job_usage(start, end, billable) } else { 0.0 };
+        // The end-of-job charge made after the previous pass (a job ending on a pass is charged by it).
+        if let Some(e) = end.filter(|&e| self.charge_job_end && e > start && e < t0 + k_last * c) {
+            if k_last == 0 || e > previous {
+                let since = if k_last == 0 { start } else { start.max(previous) };
+                let df = self.decay_factor();
+                let dt = (e - since) as f64;
+                usage += dt * df.powf(dt) * billable;
+            }
+        }
+        usage
+    }
 }
 
 #[cfg(test)]
@@ -110,10 +153,15 @@ mod tests {
 
     /// Slurm's decay thread stepped pass by pass, the model's oracle.
     fn stepped(d: &SlurmDecay, start: i64, end: Option<i64>, b: f64) -> f64 {
+        stepped_with_pass_start(d, start, end, b).0
+    }
+
+    /// The stepped usage after the last pass and at its start (after its reset, before its decay).
+    fn stepped_with_pass_start(d: &SlurmDecay, start: i64, end: Option<i64>, b: f64) -> (f64, f64) {
         let df = d.decay_factor();
         let c = i64::from(d.calc_period);
         let f = |dt: i64| if dt > 0 { dt as f64 * df.powf(dt as f64) * b } else { 0.0 };
-        let mut u = 0.0;
+        let (mut u, mut pass_start) = (0.0, 0.0);
         let mut last: Option<i64> = None;
         let mut t = d.first_pass;
         while t <= d.now {
@@ -125,6 +173,7 @@ mod tests {
             if d.reset.is_some_and(|b| b > d.first_pass && t >= b && last.is_some_and(|l| l < b)) {
                 u = 0.0;
             }
+            pass_start = u;
             match last {
                 None => {
                     if d.fair_tree && start <= t && end.is_none_or(|e| e >= t) {
@@ -141,7 +190,7 @@ mod tests {
             last = Some(t);
             t += c;
         }
-        u
+        (u, pass_start)
     }
 
     #[test]
@@ -168,15 +217,24 @@ mod tests {
                         (7211, None),
                         (3600, Some(1000)),
                         (3600, Some(1200)),
+                        (3600, Some(3500)),
+                        (3600, Some(3600)),
                         (7211, Some(300)),
                         (7211, Some(7000)),
                         (7211, Some(-50)),
                     ] {
                         let d = SlurmDecay { reset, ..decay(now, fair_tree, charge_job_end) };
-                        let (a, b) = (d.job_usage(start, end, 16.0), stepped(&d, start, end, 16.0));
+                        let (b, b_start) = stepped_with_pass_start(&d, start, end, 16.0);
+                        let a = d.job_usage(start, end, 16.0);
                         assert!(
                             (a - b).abs() <= 1e-9 * b.abs().max(1.0),
                             "{start} {end:?} ft={fair_tree} end={charge_job_end} now={now} reset={reset:?}: {a} vs {b}"
+                        );
+                        let a_start = d.job_usage_at_last_pass_start(start, end, 16.0);
+                        assert!(
+                            (a_start - b_start).abs() <= 1e-9 * b_start.abs().max(1.0),
+                            "pass start: {start} {end:?} ft={fair_tree} end={charge_job_end} now={now} \
+                             reset={reset:?}: {a_start} vs {b_start}"
                         );
                     }
                 }
