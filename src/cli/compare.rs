@@ -34,9 +34,9 @@ fn parse_variant(text: &str) -> Result<(String, Params)> {
     for p in parts {
         match p.trim().split_once('=') {
             Some(("dampening", d)) => {
-                params.dampening = d.parse().ok().filter(|&d| d >= 1).ok_or_else(|| {
-                    Error::Usage(format!("--variants {text}: dampening {d:?} is not an integer >= 1"))
-                })?;
+                // The same rule and words as --dampening and FairShareDampeningFactor.
+                params.dampening = fairshare::config::slurm_conf::parse_dampening(d)
+                    .map_err(|m| Error::Usage(format!("--variants {text}: dampening={d}: {m}")))?;
             }
             None if p.trim() == "depth-oblivious" => params.depth_oblivious = true,
             None if p.trim() == "exact-sums" => params.flux_exact_sums = true,

@@ -473,6 +473,12 @@ fn compare_and_diff() {
     assert_eq!(out.lines().filter(|l| l.starts_with("econ_lab/")).count(), 3, "{out}");
     let bad = fairshare(["compare", "--tree", &tree, "--variants", "fair-tree:dampening=2x"]);
     assert!(!bad.status.success());
+    let zero = fairshare(["compare", "--tree", &tree, "--variants", "classic:dampening=0"]);
+    let err = String::from_utf8_lossy(&zero.stderr);
+    assert!(
+        err.contains("--variants classic:dampening=0: dampening=0: must be at least 1 (1 is no dampening)"),
+        "{err}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
