@@ -5,7 +5,9 @@
 //! - `[tree FORMAT]`: the tree, as `assoc-csv`, `sshare`, `flux-csv`, `sacctmgr-dump`, or `flux-sql`
 //!   (SQL building a flux-accounting database with `bank_table` and `association_table`);
 //! - `[expect]`: the exact output lines; `[expect-prefix]`: the first output lines;
-//!   `[expect-fairshare]`: `bank,user,fairshare` for every user row of a `-P` table (no others).
+//!   `[expect-fairshare]`: `bank,user,fairshare` for every user row of a `-P` table (no others);
+//! - `[file NAME]` (any number): another input (job records, slurm.conf, a QOS dump), written
+//!   next to the tree; an argument `@NAME` is replaced by its path.
 //!
 //! Lines starting with `#` before the first section say where the vectors come from.
 
@@ -21,6 +23,7 @@ struct Case {
     tree: String,
     expect_kind: String,
     expect: Vec<String>,
+    files: Vec<(String, String)>,
 }
 
 fn parse_case(path: &Path) -> Case {
@@ -49,7 +52,12 @@ fn parse_case(path: &Path) -> Case {
     let (_, args) = take("args");
     let (tree_key, tree) = take("tree");
     let (expect_kind, expect) = take("expect");
+    let files = sections
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix("file ").map(|name| (name.to_string(), v.join("\n") + "\n")))
+        .collect();
     Case {
+        files,
         name: path.file_stem().unwrap().to_string_lossy().into_owned(),
         args: args[0].split_whitespace().map(str::to_string).collect(),
         tree_format: tree_key.trim_start_matches("tree ").to_string(),
@@ -93,7 +101,14 @@ fn run_case(path: &Path) -> Result<(), String> {
     let case = parse_case(path);
     let dir = tempfile::tempdir().expect("tempdir");
     let (tree, format) = tree_file(&case, dir.path());
-    let mut args = case.args.clone();
+    let mut args: Vec<String> = case
+        .args
+        .iter()
+        .map(|a| match a.strip_prefix('@').and_then(|n| case.files.iter().find(|(name, _)| name == n)) {
+            Some((name, text)) => write_file(dir.path(), name, text).display().to_string(),
+            None => a.clone(),
+        })
+        .collect();
     args.extend(["--tree".into(), tree.display().to_string(), "--tree-format".into(), format.into()]);
     let out = stdout_of(&fairshare(&args));
     let got: Vec<&str> = out.lines().collect();
