@@ -197,9 +197,10 @@ pub struct UsageArgs {
     /// `sacctmgr show qos -P` dump (QOS usage factors).
     #[arg(long, value_name = "FILE")]
     pub qos: Option<PathBuf>,
-    /// Decay model.
-    #[arg(long, value_enum, default_value = "slurm")]
-    pub decay: DecayArg,
+    /// Decay model [default: slurm]. Not a clap default, so that a site file's `decay` fills it
+    /// only when the flag is absent.
+    #[arg(long, value_enum)]
+    pub decay: Option<DecayArg>,
     /// The first decay pass (default: passes aligned on the calc period, as if the first pass
     /// were at or before the first job start).
     #[arg(long, value_name = "T0")]
@@ -216,9 +217,10 @@ pub struct UsageArgs {
     /// Override PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY).
     #[arg(long, value_name = "PERIOD")]
     pub reset_period: Option<String>,
-    /// The timezone reset boundaries (midnight, Sunday, the 1st) are in, as slurmctld's local time.
-    #[arg(long, value_name = "TZ", default_value = "UTC")]
-    pub timezone: String,
+    /// The timezone reset boundaries (midnight, Sunday, the 1st) are in, as slurmctld's local time
+    /// [default: UTC].
+    #[arg(long, value_name = "TZ")]
+    pub timezone: Option<String>,
     /// What-if: bill PARTITION with these TRESBillingWeights (`CPU=1.0,Mem=0.25G`) instead of
     /// slurm.conf's; repeatable.
     #[arg(long, value_name = "PARTITION=WEIGHTS", value_parser = parse_assignment)]

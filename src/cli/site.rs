@@ -174,9 +174,7 @@ impl SiteSlots<'_> {
         let first_pass = site.first_pass.map(|t| site_time(t, "first_pass", file, &text)).transpose()?;
         text_slot(&mut usage.first_pass, first_pass);
         text_slot(&mut usage.half_life, site.half_life);
-        if let Some(tz) = site.timezone.filter(|_| usage.timezone == "UTC") {
-            usage.timezone = tz;
-        }
+        text_slot(&mut usage.timezone, site.timezone);
         if let (None, Some(f)) = (tree.tree_format, site.tree_format) {
             tree.tree_format = Some(parse_enum::<TreeFormatArg>(&f, "tree_format", file, &text)?);
         }
@@ -186,8 +184,8 @@ impl SiteSlots<'_> {
         if let (None, Some(f)) = (tree.algo, site.algorithm) {
             tree.algo = Some(parse_enum::<AlgoArg>(&f, "algorithm", file, &text)?);
         }
-        if let Some(d) = site.decay {
-            usage.decay = parse_enum::<DecayArg>(&d, "decay", file, &text)?;
+        if let (None, Some(d)) = (usage.decay, site.decay) {
+            usage.decay = Some(parse_enum::<DecayArg>(&d, "decay", file, &text)?);
         }
         if let Some((pending, format)) = &mut self.pending {
             fill(pending, site.pending);

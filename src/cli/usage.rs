@@ -105,15 +105,17 @@ impl UsageSettings {
             Some(p) => knob(p, "--reset-period", parse_reset_period)?,
             None => base.priority_usage_reset_period,
         };
-        let timezone = parse_timezone(&u.timezone).map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
+        let timezone = parse_timezone(u.timezone.as_deref().unwrap_or("UTC"))
+            .map_err(|m| Error::Usage(format!("--timezone: {m}")))?;
+        let decay = u.decay.unwrap_or(DecayArg::Slurm);
         let charge_job_end = conf.as_ref().is_some_and(|c| c.accounting_storage_enforce.charges_job_end());
         let flux_interval =
             parse_duration(&u.flux_interval).map_err(|m| Error::Usage(format!("--flux-interval: {m}")))?;
-        if matches!(u.decay, DecayArg::Flux | DecayArg::FluxClean) && u.half_life.is_none() {
+        if matches!(decay, DecayArg::Flux | DecayArg::FluxClean) && u.half_life.is_none() {
             // flux-accounting's own default, not slurm.conf's.
             half_life = 604_800;
         }
-        let notes = if matches!(u.decay, DecayArg::Slurm | DecayArg::Exact) { defaults_notes(u) } else { Vec::new() };
+        let notes = if matches!(decay, DecayArg::Slurm | DecayArg::Exact) { defaults_notes(u) } else { Vec::new() };
         Ok(Some(UsageSettings {
             notes,
             billing: u.billing.clone(),
@@ -121,7 +123,7 @@ impl UsageSettings {
             format,
             conf,
             qos,
-            decay: u.decay,
+            decay,
             now,
             first_pass,
             half_life,

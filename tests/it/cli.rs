@@ -816,3 +816,23 @@ fn compare_by_default_leaves_out_what_cannot_be_computed() {
         "{err}"
     );
 }
+
+/// Flags win over the site file, `--decay` and `--timezone` included (clap defaults used to make
+/// them look given, so the file's values won).
+#[test]
+fn flags_win_over_the_site_file() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site/site.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let params = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let out = dir.path().join(name);
+        let mut args = vec!["run", "--site", site, "--out-dir", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        stdout_of(&fairshare(&args));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        json["parameters"].clone()
+    };
+    assert_eq!(params("a", &[])["decay"], "slurm");
+    let p = params("b", &["--decay", "exact", "--timezone", "Europe/Berlin"]);
+    assert_eq!((p["decay"].as_str(), p["timezone"].as_str()), (Some("exact"), Some("Europe/Berlin")), "{p}");
+}
