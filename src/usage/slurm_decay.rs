@@ -131,13 +131,12 @@ impl SlurmDecay {
         let mut usage =
             if k_last >= 1 { SlurmDecay { now: previous, ..*self }.job_usage(start, end, billable) } else { 0.0 };
         // The end-of-job charge made after the previous pass (a job ending on a pass is charged by it).
-        if let Some(e) = end.filter(|&e| self.charge_job_end && e > start && e < t0 + k_last * c) {
-            if k_last == 0 || e > previous {
-                let since = if k_last == 0 { start } else { start.max(previous) };
-                let df = self.decay_factor();
-                let dt = (e - since) as f64;
-                usage += dt * df.powf(dt) * billable;
-            }
+        let after_previous = |e: i64| k_last == 0 || e > previous;
+        if let Some(e) = end.filter(|&e| self.charge_job_end && e > start && e < t0 + k_last * c && after_previous(e)) {
+            let since = if k_last == 0 { start } else { start.max(previous) };
+            let df = self.decay_factor();
+            let dt = (e - since) as f64;
+            usage += dt * df.powf(dt) * billable;
         }
         usage
     }
@@ -151,12 +150,8 @@ mod tests {
         SlurmDecay { half_life: 604_800, calc_period: 300, first_pass: 0, now, charge_job_end, fair_tree, reset: None }
     }
 
-    /// Slurm's decay thread stepped pass by pass, the model's oracle.
-    fn stepped(d: &SlurmDecay, start: i64, end: Option<i64>, b: f64) -> f64 {
-        stepped_with_pass_start(d, start, end, b).0
-    }
-
-    /// The stepped usage after the last pass and at its start (after its reset, before its decay).
+    /// Slurm's decay thread stepped pass by pass, the model's oracle: the usage after the last
+    /// pass and at its start (after its reset, before its decay).
     fn stepped_with_pass_start(d: &SlurmDecay, start: i64, end: Option<i64>, b: f64) -> (f64, f64) {
         let df = d.decay_factor();
         let c = i64::from(d.calc_period);
