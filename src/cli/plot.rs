@@ -2,7 +2,7 @@
 //! written as SVG or PNG by the output's extension.
 
 use fairshare::Result;
-use fairshare::plot::history::{ChartOptions, History, Metric, chart};
+use fairshare::plot::history::{ChartOptions, History, Metric, chart, notes};
 use fairshare::plot::icicle::{ColorBy, IcicleOptions, icicle};
 use fairshare::plot::{Format, save};
 
@@ -60,5 +60,10 @@ fn run_history(a: &HistoryArgs) -> Result<()> {
         other => other.to_string(),
     });
     let opts = ChartOptions { width: a.width, title: String::new(), algorithm, metric };
-    save(&chart(&series, &opts), &a.out)
+    save(&chart(&series, &opts), &a.out)?;
+    // What the chart could not place on its axis is said where a script sees it, too.
+    for note in notes(&series, metric) {
+        eprintln!("fairshare: note: {note}");
+    }
+    Ok(())
 }

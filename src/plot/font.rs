@@ -41,24 +41,87 @@ pub fn cap_height(size: f64) -> f64 {
     size * 0.729
 }
 
-/// `text`, or its longest prefix followed by `…`, that fits in `width` at `size`; `None` when
-/// not even two characters and the ellipsis fit.
-pub fn fit(text: &str, size: f64, width: f64) -> Option<String> {
+/// `text`, or a cut of it with `…` that fits in `width` at `size` and still tells it apart
+/// from each of `others` (the names it is shown among). A cut `head…tail` stands for every name
+/// that starts with `head` and ends with `tail`, so a prefix several names share (`chem_…` for
+/// `chem_jacobsen` and `chem_aspuru`) is not used. The longest prefix only `text` has comes
+/// first (with no `others`, simply the longest prefix that fits), then the longest head-and-tail
+/// cut only it has (`ch…red`); `None` when no cut of two or more characters fits and stays
+/// distinct (the caller then shows no label).
+pub fn fit_among(text: &str, others: &[&str], size: f64, width: f64) -> Option<String> {
     if text_width(text, size) <= width {
         return Some(text.to_string());
     }
-    let ellipsis = text_width("…", size);
-    let mut used = 0.0;
-    let mut end = 0;
-    for (i, c) in text.char_indices() {
-        let w = text_width(c.encode_utf8(&mut [0; 4]), size);
-        if used + w + ellipsis > width {
-            break;
-        }
-        used += w;
-        end = i + c.len_utf8();
+    let chars: Vec<char> = text.chars().collect();
+    let widths: Vec<f64> = chars.iter().map(|c| text_width(c.encode_utf8(&mut [0; 4]), size)).collect();
+    // Widths of the first (last) k characters, k = 0..=len.
+    let running = |ws: &mut dyn Iterator<Item = &f64>| {
+        let mut sum = 0.0;
+        std::iter::once(0.0)
+            .chain(ws.map(|w| {
+                sum += w;
+                sum
+            }))
+            .collect::<Vec<f64>>()
+    };
+    let (head_w, tail_w) = (running(&mut widths.iter()), running(&mut widths.iter().rev()));
+    let room = width - text_width("…", size);
+    // Each other name as (characters it shares with `text` from the start, from the end, its
+    // length); one sharing no first character can never read like a cut of `text`.
+    let rivals: Vec<(usize, usize, usize)> = others
+        .iter()
+        .filter(|o| **o != text)
+        .map(|o| {
+            let lead = o.chars().zip(&chars).take_while(|(a, b)| a == *b).count();
+            let trail = o.chars().rev().zip(chars.iter().rev()).take_while(|(a, b)| a == *b).count();
+            (lead, trail, o.chars().count())
+        })
+        .filter(|r| r.0 > 0)
+        .collect();
+    let distinct =
+        |h: usize, t: usize| !rivals.iter().any(|&(lead, trail, len)| lead >= h && trail >= t && len >= h + t);
+    let cut = |h: usize, t: usize| {
+        (head_w[h] + tail_w[t] <= room && distinct(h, t)).then(|| {
+            let mut s: String = chars[..h].iter().collect();
+            s.push('…');
+            s.extend(&chars[chars.len() - t..]);
+            s
+        })
+    };
+    // Something must be left out, and at least two characters shown.
+    let most = chars.len() - 1;
+    if let Some(s) = (2..=most).rev().find_map(|n| cut(n, 0)) {
+        return Some(s);
     }
-    (text[..end].chars().count() >= 2).then(|| format!("{}…", &text[..end]))
+    // A head about as long as the tail reads best; a shorter head keeps more of the tail.
+    (2..=most).rev().find_map(|n| (1..=n / 2).rev().chain(n / 2 + 1..n).find_map(|h| cut(h, n - h)))
+}
+
+/// `text` broken into lines no wider than `width` at `size`: at spaces, and inside a word only
+/// where the word alone is wider than a line.
+pub fn wrap(text: &str, size: f64, width: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let joined = if line.is_empty() { word.to_string() } else { format!("{line} {word}") };
+        if text_width(&joined, size) <= width {
+            line = joined;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        for c in word.chars() {
+            if !line.is_empty() && text_width(&line, size) + text_width(c.encode_utf8(&mut [0; 4]), size) > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push(c);
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// One piece of a glyph outline in pixel coordinates.
@@ -143,12 +206,51 @@ mod tests {
         let w = text_width("chemistry", 12.0);
         assert!(w > 50.0 && w < 70.0, "{w}");
         assert_eq!(text_width("", 12.0), 0.0);
-        assert_eq!(fit("chemistry", 12.0, 100.0).as_deref(), Some("chemistry"));
-        let cut = fit("chemistry", 12.0, 30.0).unwrap();
+        assert_eq!(fit_among("chemistry", &[], 12.0, 100.0).as_deref(), Some("chemistry"));
+        let cut = fit_among("chemistry", &[], 12.0, 30.0).unwrap();
         assert!(cut.ends_with('…') && text_width(&cut, 12.0) <= 30.0, "{cut}");
-        assert_eq!(fit("chemistry", 12.0, 5.0), None);
+        assert!("chemistry".starts_with(cut.trim_end_matches('…')), "{cut}");
+        assert_eq!(fit_among("chemistry", &[], 12.0, 5.0), None);
         // Outside the subset: measured as `?`.
         assert_eq!(text_width("ж", 12.0), text_width("?", 12.0));
+    }
+
+    #[test]
+    fn shortened_names_stay_distinct_among_their_neighbours() {
+        let row = ["chem_jacobsen", "chem_aspuru", "chem_shared", "mo"];
+        // Where a plain cut reads `chem_…` for all three.
+        let room = text_width("chem_…", 12.0);
+        assert_eq!(fit_among("chem_shared", &[], 12.0, room).as_deref(), Some("chem_…"));
+        let shown: Vec<String> = row[..3].iter().map(|n| fit_among(n, &row, 12.0, room).unwrap()).collect();
+        for (name, label) in row.iter().zip(&shown) {
+            assert!(text_width(label, 12.0) <= room, "{label}");
+            let (head, tail) = label.split_once('…').unwrap();
+            let readers: Vec<&&str> = row
+                .iter()
+                .filter(|o| o.starts_with(head) && o.ends_with(tail) && o.len() >= head.len() + tail.len())
+                .collect();
+            assert_eq!(readers, vec![name], "{label} reads as {readers:?}");
+        }
+        // A prefix only one name has is kept as a plain cut.
+        let wide = text_width("chem_jaco…", 12.0);
+        assert_eq!(fit_among("chem_jacobsen", &row, 12.0, wide).as_deref(), Some("chem_jaco…"));
+        // No cut that fits tells `ab1x` from both `ab2x` and `ac1x`: no label.
+        let tight = ["ab1x", "ab2x", "ac1x"];
+        assert_eq!(fit_among("ab1x", &tight, 12.0, text_width("ab…", 12.0)), None);
+        // The same name twice (one association drawn in two pieces) is no rival.
+        assert_eq!(fit_among("chem_shared", &["chem_shared"], 12.0, room).as_deref(), Some("chem_…"));
+    }
+
+    #[test]
+    fn wraps_at_spaces_and_breaks_only_overlong_words() {
+        let text = "Width: each subtree's block of ranks, so of factors";
+        let lines = wrap(text, 12.0, 120.0);
+        assert!(lines.len() > 1 && lines.iter().all(|l| text_width(l, 12.0) <= 120.0), "{lines:?}");
+        assert_eq!(lines.join(" "), text);
+        let long = wrap("abcdefghijklmnopqrstuvwxyz", 12.0, 50.0);
+        assert!(long.len() > 1 && long.iter().all(|l| text_width(l, 12.0) <= 50.0), "{long:?}");
+        assert_eq!(long.concat(), "abcdefghijklmnopqrstuvwxyz");
+        assert!(wrap("", 12.0, 50.0).is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use std::fmt::Write;
 
-use super::font::{self, cap_height, fit};
+use super::font::{self, cap_height, fit_among};
 use super::{Anchor, Color, Rect, Scene, Text, nice_ticks, scale};
 use crate::explain::{assoc_name, num};
 use crate::fairshare::{Algorithm, FairShare};
@@ -161,12 +161,8 @@ pub fn icicle(tree: &AssocTree, fs: &FairShare, opts: &IcicleOptions) -> Scene {
     let plot_w = right - left;
     // Row height: roomy for two lines of text, tighter for deep trees.
     let row_h: f64 = if max_depth >= 8 { 30.0 } else { 40.0 };
-    let top = 64.0;
-    let rows_bottom = top + (max_depth + 1) as f64 * row_h;
-    let axis_y = rows_bottom + 6.0;
-    let legend_y = axis_y + 58.0;
-    let height = (legend_y + 44.0).ceil() as u32;
-    let mut scene = Scene::new(width, height);
+    // The height follows from what the title, axis label and legend need at this width.
+    let mut scene = Scene::new(width, 0);
     // Where fraction 0 and 1 of the axis are, so a reader (or a test) can map x back to ranks.
     scene.data.push(("data-plot-x0", left.to_string()));
     scene.data.push(("data-plot-x1", right.to_string()));
@@ -176,6 +172,8 @@ pub fn icicle(tree: &AssocTree, fs: &FairShare, opts: &IcicleOptions) -> Scene {
     let x_at = |slot: u32| x_exact(slot).round();
     // Pieces narrower than a pixel (large trees) are pooled per row and pixel column.
     let mut dense = vec![Dense::new(width as usize); max_depth + 1];
+    // Labels are placed once a row's names are all known, so a shortened one stays distinct.
+    let mut labels: Vec<Vec<Label>> = vec![Vec::new(); max_depth + 1];
 
     let what = match algorithm {
         Algorithm::FairTree => "Fair Tree",
@@ -183,14 +181,16 @@ pub fn icicle(tree: &AssocTree, fs: &FairShare, opts: &IcicleOptions) -> Scene {
         Algorithm::Classic => "Classic",
     };
     let title = if opts.title.is_empty() { format!("{what} icicle") } else { format!("{what} icicle: {}", opts.title) };
-    let room = plot_w;
-    scene.text(Text::new(left, 26.0, 17.0, Anchor::Start, INK, fit(&title, 17.0, room).unwrap_or_default()));
+    let title_y = scene.paragraph(Text::new(left, 26.0, 17.0, Anchor::Start, INK, title), plot_w, 21.0);
     let width_means = if algorithm == Algorithm::Classic {
         "Width: a 1/N slab per user, users ordered by factor (classic has no ranks; accounts split where their users interleave)."
     } else {
         "Width: each subtree's block of ranks, so of factors (a user is a 1/N slab ending at its factor; tied users side by side)."
     };
-    scene.text(Text::new(left, 47.0, 12.0, Anchor::Start, MUTED, fit(width_means, 12.0, room).unwrap_or_default()));
+    let sub = Text::new(left, title_y + 21.0, 12.0, Anchor::Start, MUTED, width_means);
+    let top = scene.paragraph(sub, plot_w, 15.0) + 17.0;
+    let rows_bottom = top + (max_depth + 1) as f64 * row_h;
+    let axis_y = rows_bottom + 6.0;
 
     let color_of = |row: usize| match color_by {
         // The root holds every user: its colour would say nothing.
@@ -269,12 +269,27 @@ pub fn icicle(tree: &AssocTree, fs: &FairShare, opts: &IcicleOptions) -> Scene {
             rect.data.push(("data-slots", format!("{first}-{last}")));
             rect.title = Some(tip.clone());
             scene.rect(rect);
-            label(&mut scene, &name, &detail, x0 + w / 2.0, y, w - 6.0, row_h - 1.0, fill.text_on());
+            let color = fill.text_on();
+            labels[depth].push(Label {
+                name: name.clone(),
+                detail: detail.clone(),
+                cx: x0 + w / 2.0,
+                room: w - 6.0,
+                color,
+            });
         }
     }
 
     for (depth, d) in dense.iter().enumerate() {
         d.draw(&mut scene, top + depth as f64 * row_h, row_h - 1.0);
+    }
+    for (depth, row) in labels.iter().enumerate() {
+        let mut names: Vec<&str> = row.iter().map(|l| l.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        for l in row {
+            l.draw(&mut scene, &names, top + depth as f64 * row_h, row_h - 1.0);
+        }
     }
 
     // The axis: the factor of the slab boundaries.
@@ -291,8 +306,10 @@ pub fn icicle(tree: &AssocTree, fs: &FairShare, opts: &IcicleOptions) -> Scene {
     } else {
         format!("fair-share factor = rank / {n} users")
     };
-    scene.text(Text::new(left + plot_w / 2.0, axis_y + 36.0, 12.0, Anchor::Middle, INK, axis_label));
-    legend(&mut scene, color_by, algorithm, left, legend_y);
+    let axis_title = Text::new(left + plot_w / 2.0, axis_y + 36.0, 12.0, Anchor::Middle, INK, axis_label);
+    let legend_y = scene.paragraph(axis_title, plot_w, 15.0) + 22.0;
+    let bottom = legend(&mut scene, color_by, algorithm, left, legend_y, plot_w);
+    scene.height = (bottom + 12.0).ceil() as u32;
     scene
 }
 
@@ -351,26 +368,45 @@ impl Dense {
     }
 }
 
-/// The association's name (and a detail line when there is room), centred in its rectangle;
-/// shortened with `…` or left out when it does not fit.
-#[allow(clippy::too_many_arguments)]
-fn label(scene: &mut Scene, name: &str, detail: &str, cx: f64, y: f64, room: f64, h: f64, color: Color) {
-    let (size, small) = (12.0, 10.5);
-    let Some(shown) = fit(name, size, room) else { return };
-    let two = !detail.is_empty() && h >= 34.0 && font::text_width(detail, small) <= room;
-    if two {
-        let block = cap_height(size) + 4.0 + cap_height(small);
-        let base = y + (h - block) / 2.0 + cap_height(size);
-        scene.text(Text::new(cx, base, size, Anchor::Middle, color, shown));
-        scene.text(Text::new(cx, base + 4.0 + cap_height(small) + 1.0, small, Anchor::Middle, color, detail));
-    } else {
-        scene.text(Text::new(cx, y + (h + cap_height(size)) / 2.0, size, Anchor::Middle, color, shown));
+/// An association's label, centred in one of its rectangles: its name, and a detail line when
+/// there is room.
+#[derive(Clone)]
+struct Label {
+    name: String,
+    detail: String,
+    /// The rectangle's centre.
+    cx: f64,
+    /// The width text may take.
+    room: f64,
+    color: Color,
+}
+
+impl Label {
+    /// Draws the label in the row at `y`, `h` high, among the row's `names` (sorted): shortened
+    /// with `…` so it still reads as no other of them, or left out (the rectangle's tooltip
+    /// names it) when that cannot be done in the room.
+    fn draw(&self, scene: &mut Scene, names: &[&str], y: f64, h: f64) {
+        let (size, small) = (12.0, 10.5);
+        let Some(shown) = fit_among(&self.name, names, size, self.room) else { return };
+        let (cx, color) = (self.cx, self.color);
+        let two = !self.detail.is_empty() && h >= 34.0 && font::text_width(&self.detail, small) <= self.room;
+        if two {
+            let block = cap_height(size) + 4.0 + cap_height(small);
+            let base = y + (h - block) / 2.0 + cap_height(size);
+            scene.text(Text::new(cx, base, size, Anchor::Middle, color, shown));
+            let detail = self.detail.clone();
+            scene.text(Text::new(cx, base + 4.0 + cap_height(small) + 1.0, small, Anchor::Middle, color, detail));
+        } else {
+            scene.text(Text::new(cx, y + (h + cap_height(size)) / 2.0, size, Anchor::Middle, color, shown));
+        }
     }
 }
 
-/// The colour key: a gradient bar with ticks, and a swatch for "no value".
-fn legend(scene: &mut Scene, color_by: ColorBy, algorithm: Algorithm, x: f64, y: f64) {
-    let (bar_w, bar_h) = (260.0, 12.0);
+/// The colour key: a gradient bar with ticks, and a swatch for "no value", laid out in `room`
+/// from `(x, y)`: on one line when it fits, else its title, bar and swatch stacked (the bar
+/// narrower if need be). Returns the key's bottom.
+fn legend(scene: &mut Scene, color_by: ColorBy, algorithm: Algorithm, x: f64, y: f64, room: f64) -> f64 {
+    let bar_h = 12.0;
     let steps = 65;
     let (title, ticks): (&str, Vec<(f64, String)>) = match color_by {
         ColorBy::LevelFs => (
@@ -385,36 +421,49 @@ fn legend(scene: &mut Scene, color_by: ColorBy, algorithm: Algorithm, x: f64, y:
             (0..=4).map(|k| (f64::from(k) / 4.0, super::short_number(f64::from(k) / 4.0))).collect(),
         ),
     };
-    let title_w = font::text_width(title, 12.0);
-    scene.text(Text::new(x, y + bar_h - 1.0, 12.0, Anchor::Start, INK, title));
-    let bx = x + title_w + 12.0;
+    let none = match color_by {
+        ColorBy::LevelFs => "none: the root, FairShare=parent",
+        ColorBy::Factor => "the root; no factor",
+    };
+    let ends = (color_by == ColorBy::LevelFs).then_some(("← over-used", "under-used →"));
+    // The end tick labels are centred on the bar's ends and stick out by half their width.
+    let overhang = |t: Option<&(f64, String)>| t.map_or(0.0, |t| font::text_width(&t.1, 10.5) / 2.0);
+    let (out_l, out_r) = (overhang(ticks.first()), overhang(ticks.last()));
+    let (title_w, none_w) = (font::text_width(title, 12.0), font::text_width(none, 12.0));
+    let one_line = title_w + 12.0 + 260.0 + 28.0 + 24.0 + none_w <= room;
+    let title_y = if one_line { y + bar_h - 1.0 } else { y + 11.0 };
+    let title_end = scene.paragraph(Text::new(x, title_y, 12.0, Anchor::Start, INK, title), room, 15.0);
+    let (bx, by, bar_w) = if one_line {
+        (x + title_w + 12.0, y, 260.0)
+    } else {
+        (x + out_l, title_end + 9.0, (room - out_l - out_r).min(260.0))
+    };
     let stops = if color_by == ColorBy::LevelFs { LEVEL_FS_STOPS } else { FACTOR_STOPS };
     for k in 0..steps {
         let t = (f64::from(k) + 0.5) / f64::from(steps);
         let seg = bar_w / f64::from(steps);
-        let mut r = Rect::new(bx + f64::from(k) * seg, y, seg + 0.05, bar_h, scale(stops, t));
+        let mut r = Rect::new(bx + f64::from(k) * seg, by, seg + 0.05, bar_h, scale(stops, t));
         r.class = "legend";
         scene.rect(r);
     }
     for (t, s) in ticks {
         let tx = bx + t * bar_w;
-        scene.segment((tx, y + bar_h), (tx, y + bar_h + 4.0), INK, 1.0);
-        scene.text(Text::new(tx, y + bar_h + 16.0, 10.5, Anchor::Middle, INK, s));
+        scene.segment((tx, by + bar_h), (tx, by + bar_h + 4.0), INK, 1.0);
+        scene.text(Text::new(tx, by + bar_h + 16.0, 10.5, Anchor::Middle, INK, s));
     }
-    if color_by == ColorBy::LevelFs {
-        let ends = ("← over-used", "under-used →");
-        scene.text(Text::new(bx - 2.0, y + bar_h + 30.0, 10.5, Anchor::Start, MUTED, ends.0));
-        scene.text(Text::new(bx + bar_w + 2.0, y + bar_h + 30.0, 10.5, Anchor::End, MUTED, ends.1));
+    let mut bottom = by + bar_h + 20.0;
+    if let Some((over, under)) = ends {
+        scene.text(Text::new(bx - 2.0, by + bar_h + 30.0, 10.5, Anchor::Start, MUTED, over));
+        scene.text(Text::new(bx + bar_w + 2.0, by + bar_h + 30.0, 10.5, Anchor::End, MUTED, under));
+        bottom = by + bar_h + 34.0;
     }
-    let sx = bx + bar_w + 28.0;
-    let mut swatch = Rect::new(sx, y, 18.0, bar_h, NO_VALUE);
+    let (sx, sy) = if one_line { (bx + bar_w + 28.0, y) } else { (x, bottom + 8.0) };
+    let mut swatch = Rect::new(sx, sy, 18.0, bar_h, NO_VALUE);
     swatch.class = "legend";
     scene.rect(swatch);
-    let none = match color_by {
-        ColorBy::LevelFs => "none: the root, FairShare=parent",
-        ColorBy::Factor => "the root; no factor",
-    };
-    scene.text(Text::new(sx + 24.0, y + bar_h - 1.0, 12.0, Anchor::Start, INK, none));
+    let last =
+        scene.paragraph(Text::new(sx + 24.0, sy + bar_h - 1.0, 12.0, Anchor::Start, INK, none), room - 24.0, 15.0);
+    bottom.max(last + 4.0)
 }
 
 #[cfg(test)]
@@ -453,5 +502,56 @@ mod tests {
         assert_eq!(drawn, expected);
         let shallow = icicle(&tree, &fs, &IcicleOptions { depth: Some(1), ..Default::default() });
         assert!(shallow.height < scene.height || tree.levels() <= 2);
+    }
+
+    #[test]
+    fn everything_fits_at_the_narrowest_width() {
+        let tree = crate::io::default_tree().unwrap();
+        for algorithm in [Algorithm::FairTree, Algorithm::Classic] {
+            let fs = compute(&tree, &Params::new(algorithm)).unwrap();
+            for color in [ColorBy::LevelFs, ColorBy::Factor] {
+                for width in [320, 500, 1200] {
+                    let title = "tree.csv at 2026-01-08T00:00:00".to_string();
+                    let opts = IcicleOptions { width, color: Some(color), title, ..Default::default() };
+                    let out = super::super::outside(&icicle(&tree, &fs, &opts));
+                    assert!(out.is_empty(), "{algorithm:?} {color:?} at {width}: {out:#?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shortened_labels_name_one_association_of_their_row() {
+        let tree = crate::io::default_tree().unwrap();
+        let fs = compute(&tree, &Params::new(Algorithm::FairTree)).unwrap();
+        for width in (320..=1600).step_by(20) {
+            let scene = icicle(&tree, &fs, &IcicleOptions { width, ..Default::default() });
+            let rects: Vec<&Rect> = scene
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    super::super::Item::Rect(r) if r.class == "assoc" => Some(r),
+                    _ => None,
+                })
+                .collect();
+            let label_of = |r: &Rect| r.data[0].1.rsplit('/').next().unwrap().to_string();
+            for t in scene.items.iter().filter_map(|i| match i {
+                super::super::Item::Text(t) if t.text.contains('…') => Some(t),
+                _ => None,
+            }) {
+                let own =
+                    rects.iter().find(|r| r.y <= t.y && t.y <= r.y + r.h && r.x <= t.x && t.x <= r.x + r.w).unwrap();
+                let (head, tail) = t.text.split_once('…').unwrap();
+                let mut readers: Vec<String> = rects
+                    .iter()
+                    .filter(|r| r.y == own.y)
+                    .map(|r| label_of(r))
+                    .filter(|n| n.starts_with(head) && n.ends_with(tail) && n.len() >= head.len() + tail.len())
+                    .collect();
+                readers.sort_unstable();
+                readers.dedup();
+                assert_eq!(readers, vec![label_of(own)], "at {width}: {:?} reads as {readers:?}", t.text);
+            }
+        }
     }
 }

@@ -144,26 +144,45 @@ impl Text {
     }
 }
 
+/// A stroked open polyline (round joins, butt ends).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// Vertices.
+    pub points: Vec<(f64, f64)>,
+    /// Colour.
+    pub color: Color,
+    /// Stroke width.
+    pub width: f64,
+    /// Dash pattern: dash, gap, dash, gap, ... lengths from the start (empty for a solid line).
+    pub dash: &'static [f64],
+    /// SVG `class` (empty for none).
+    pub class: &'static str,
+    /// Extra SVG attributes (`data-*`), not painted.
+    pub data: Vec<(&'static str, String)>,
+}
+
+impl Line {
+    /// A plain solid line.
+    pub fn new(points: Vec<(f64, f64)>, color: Color, width: f64) -> Self {
+        Line { points, color, width, dash: &[], class: "", data: Vec::new() }
+    }
+}
+
 /// One thing drawn, in painting order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// A filled rectangle.
     Rect(Rect),
-    /// An open polyline of the given width (round joins).
-    Line {
-        /// Vertices.
-        points: Vec<(f64, f64)>,
-        /// Colour.
-        color: Color,
-        /// Stroke width.
-        width: f64,
-    },
+    /// A stroked polyline.
+    Line(Line),
     /// A filled polygon (closed implicitly).
     Polygon {
         /// Vertices.
         points: Vec<(f64, f64)>,
         /// Fill.
         fill: Color,
+        /// SVG `class` (empty for none).
+        class: &'static str,
     },
     /// Text.
     Text(Text),
@@ -202,7 +221,18 @@ impl Scene {
 
     /// Adds a straight line segment.
     pub fn segment(&mut self, from: (f64, f64), to: (f64, f64), color: Color, width: f64) {
-        self.items.push(Item::Line { points: vec![from, to], color, width });
+        self.items.push(Item::Line(Line::new(vec![from, to], color, width)));
+    }
+
+    /// Adds `t`'s text wrapped to `width` (see [`font::wrap`]), the first baseline at `t.y` and
+    /// the next ones `leading` apart; returns the last baseline.
+    pub fn paragraph(&mut self, t: Text, width: f64, leading: f64) -> f64 {
+        let mut y = t.y;
+        for (k, line) in font::wrap(&t.text, t.size, width).into_iter().enumerate() {
+            y = t.y + k as f64 * leading;
+            self.text(Text { y, text: line, ..t.clone() });
+        }
+        y
     }
 }
 
@@ -285,6 +315,43 @@ pub fn short_number(v: f64) -> String {
         s = "0".into();
     }
     s + suffix
+}
+
+/// What of `scene` reaches past its canvas, one line each (empty when everything fits): texts by
+/// the embedded font's measure, from a little above their capitals to below their descenders.
+#[cfg(test)]
+pub(crate) fn outside(scene: &Scene) -> Vec<String> {
+    let (w, h) = (f64::from(scene.width), f64::from(scene.height));
+    let inside = |x0: f64, y0: f64, x1: f64, y1: f64| x0 >= -0.01 && y0 >= -0.01 && x1 <= w + 0.01 && y1 <= h + 0.01;
+    let mut out = Vec::new();
+    for item in &scene.items {
+        let (x0, y0, x1, y1) = match item {
+            Item::Rect(r) => (r.x, r.y, r.x + r.w, r.y + r.h),
+            Item::Line(Line { points, .. }) | Item::Polygon { points, .. } => {
+                points.iter().fold((f64::MAX, f64::MAX, f64::MIN, f64::MIN), |(a, b, c, d), &(x, y)| {
+                    (a.min(x), b.min(y), c.max(x), d.max(y))
+                })
+            }
+            Item::Text(t) => {
+                let len = font::text_width(&t.text, t.size);
+                let start = match t.anchor {
+                    Anchor::Start => 0.0,
+                    Anchor::Middle => -len / 2.0,
+                    Anchor::End => -len,
+                };
+                let (up, down) = (t.size * 0.8, t.size * 0.25);
+                if t.vertical {
+                    (t.x - up, t.y - start - len, t.x + down, t.y - start)
+                } else {
+                    (t.x + start, t.y - up, t.x + start + len, t.y + down)
+                }
+            }
+        };
+        if !inside(x0, y0, x1, y1) {
+            out.push(format!("{item:?} spans ({x0:.1}, {y0:.1})-({x1:.1}, {y1:.1}) of {w}x{h}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

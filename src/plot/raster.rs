@@ -127,6 +127,19 @@ impl Canvas {
         self.fill_path(&segs, color);
     }
 
+    /// Strokes a polyline; an axis-aligned segment is a rectangle, crisp and cheap.
+    fn line(&mut self, points: &[(f64, f64)], width: f64, color: Color) {
+        match points[..] {
+            [(x0, y0), (x1, y1)] if x0 == x1 => {
+                self.fill_rect(x0 - width / 2.0, y0.min(y1), width, (y1 - y0).abs(), color);
+            }
+            [(x0, y0), (x1, y1)] if y0 == y1 => {
+                self.fill_rect(x0.min(x1), y0 - width / 2.0, (x1 - x0).abs(), width, color);
+            }
+            _ => self.stroke(points, width, color),
+        }
+    }
+
     /// Draws a text item's glyphs.
     pub fn text(&mut self, t: &super::Text) {
         let shift = match t.anchor {
@@ -156,30 +169,54 @@ fn polygon(out: &mut Vec<Segment>, pts: &[(f64, f64)]) {
     }
 }
 
+/// The dashes of a polyline under `pattern` (dash, gap, dash, gap, ... lengths, restarted from
+/// the line's start, as SVG's `stroke-dasharray` reads an even list), each a polyline of its own.
+fn dashes(points: &[(f64, f64)], pattern: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let Some(&first) = points.first() else { return out };
+    // Where in the pattern the pen is: entry `k` (even: a dash), with `left` of it to go.
+    let (mut k, mut left) = (0, pattern[0]);
+    let mut dash = vec![first];
+    for w in points.windows(2) {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        let len = ((x1 - x0).powi(2) + (y1 - y0).powi(2)).sqrt();
+        let mut done = 0.0;
+        while len - done >= left {
+            done += left;
+            let p = (x0 + (x1 - x0) * done / len, y0 + (y1 - y0) * done / len);
+            if k % 2 == 0 {
+                dash.push(p);
+                out.push(std::mem::take(&mut dash));
+            } else {
+                dash = vec![p];
+            }
+            k = (k + 1) % pattern.len();
+            left = pattern[k];
+        }
+        left -= len - done;
+        if k % 2 == 0 {
+            dash.push((x1, y1));
+        }
+    }
+    if k % 2 == 0 && dash.len() > 1 {
+        out.push(dash);
+    }
+    out
+}
+
 /// Paints the scene.
 pub fn paint(scene: &Scene) -> Canvas {
     let mut c = Canvas::new(scene.width, scene.height, scene.background);
     for item in &scene.items {
         match item {
             Item::Rect(r) => c.fill_rect(r.x, r.y, r.w, r.h, r.fill),
-            Item::Line { points, color, width } => {
-                // Axis-aligned segments are rectangles: crisp and cheap.
-                if let [(x0, y0), (x1, y1)] = points[..]
-                    && (x0 == x1 || y0 == y1)
-                {
-                    let h = width / 2.0;
-                    let (l, r) = (x0.min(x1), x0.max(x1));
-                    let (t, b) = (y0.min(y1), y0.max(y1));
-                    if x0 == x1 {
-                        c.fill_rect(l - h, t, *width, b - t, *color);
-                    } else {
-                        c.fill_rect(l, t - h, r - l, *width, *color);
-                    }
-                } else {
-                    c.stroke(points, *width, *color);
+            Item::Line(l) if l.dash.is_empty() => c.line(&l.points, l.width, l.color),
+            Item::Line(l) => {
+                for dash in dashes(&l.points, l.dash) {
+                    c.line(&dash, l.width, l.color);
                 }
             }
-            Item::Polygon { points, fill } => {
+            Item::Polygon { points, fill, .. } => {
                 let mut segs = Vec::new();
                 polygon(&mut segs, points);
                 c.fill_path(&segs, *fill);
@@ -343,5 +380,22 @@ mod tests {
         let mut c = Canvas::new(20, 20, Color::rgb(255, 255, 255));
         c.stroke(&[(2.0, 10.0), (18.0, 10.0), (2.0, 10.5)], 4.0, Color::rgb(0, 0, 0));
         assert_eq!(c.rgb()[(10 * 20 + 10) * 3], 0);
+    }
+
+    #[test]
+    fn dashes_follow_the_pattern_around_corners() {
+        let d = dashes(&[(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)], &[4.0, 2.0]);
+        let want: Vec<Vec<(f64, f64)>> = vec![
+            vec![(0.0, 0.0), (4.0, 0.0)],
+            vec![(6.0, 0.0), (10.0, 0.0)],
+            vec![(10.0, 2.0), (10.0, 6.0)],
+            vec![(10.0, 8.0), (10.0, 10.0)],
+        ];
+        assert_eq!(d, want);
+        // A dash running through a vertex keeps the vertex.
+        assert_eq!(
+            dashes(&[(0.0, 0.0), (3.0, 0.0), (3.0, 3.0)], &[5.0, 1.0])[0],
+            vec![(0.0, 0.0), (3.0, 0.0), (3.0, 2.0)]
+        );
     }
 }

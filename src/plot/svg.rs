@@ -35,6 +35,12 @@ fn fill(out: &mut String, attr: &str, c: Color) {
     }
 }
 
+fn class(out: &mut String, class: &str) {
+    if !class.is_empty() {
+        let _ = write!(out, r#" class="{class}""#);
+    }
+}
+
 fn data(out: &mut String, data: &[(&'static str, String)]) {
     for (k, v) in data {
         let _ = write!(out, r#" {k}="{}""#, escape(v));
@@ -63,9 +69,7 @@ pub fn to_svg(scene: &Scene) -> String {
         match item {
             Item::Rect(r) => {
                 let _ = write!(out, r#"<rect x="{}" y="{}" width="{}" height="{}""#, n(r.x), n(r.y), n(r.w), n(r.h));
-                if !r.class.is_empty() {
-                    let _ = write!(out, r#" class="{}""#, r.class);
-                }
+                class(&mut out, r.class);
                 fill(&mut out, "fill", r.fill);
                 data(&mut out, &r.data);
                 match &r.title {
@@ -75,14 +79,21 @@ pub fn to_svg(scene: &Scene) -> String {
                     None => out.push_str("/>\n"),
                 }
             }
-            Item::Line { points: p, color, width } => {
-                let _ = write!(out, r#"<polyline points="{}" fill="none""#, points(p));
-                fill(&mut out, "stroke", *color);
-                let _ =
-                    writeln!(out, r#" stroke-width="{}" stroke-linejoin="round" stroke-linecap="butt"/>"#, n(*width));
+            Item::Line(l) => {
+                let _ = write!(out, r#"<polyline points="{}" fill="none""#, points(&l.points));
+                class(&mut out, l.class);
+                fill(&mut out, "stroke", l.color);
+                let _ = write!(out, r#" stroke-width="{}" stroke-linejoin="round" stroke-linecap="butt""#, n(l.width));
+                if !l.dash.is_empty() {
+                    let dash: Vec<String> = l.dash.iter().map(|&d| n(d)).collect();
+                    let _ = write!(out, r#" stroke-dasharray="{}""#, dash.join(" "));
+                }
+                data(&mut out, &l.data);
+                out.push_str("/>\n");
             }
-            Item::Polygon { points: p, fill: c } => {
+            Item::Polygon { points: p, fill: c, class: k } => {
                 let _ = write!(out, r#"<polygon points="{}""#, points(p));
+                class(&mut out, k);
                 fill(&mut out, "fill", *c);
                 out.push_str("/>\n");
             }
