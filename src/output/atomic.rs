@@ -293,8 +293,9 @@ pub fn check_replaceable(target: &Path, kind: DirKind) -> Result<Option<Vec<Stri
     Ok(Some(files.into_iter().map(|(rel, _)| rel).filter(|rel| rel != MANIFEST).collect()))
 }
 
-/// Every entry below `dir` that is not a directory, as (`/`-separated relative path, whether it
-/// is a regular file), sorted; links are listed, never followed.
+/// Every entry below `dir` that is not a directory, and every empty directory (as `NAME/`), as
+/// (`/`-separated relative path, whether it is a regular file), sorted; links are listed, never
+/// followed. An empty directory is listed because the engine never leaves one: it is the user's.
 fn files_below(dir: &Path) -> std::io::Result<Vec<(String, bool)>> {
     fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, bool)>) -> std::io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
@@ -303,7 +304,11 @@ fn files_below(dir: &Path) -> std::io::Result<Vec<(String, bool)>> {
             let path = if rel.is_empty() { name } else { format!("{rel}/{name}") };
             let kind = entry.file_type()?;
             if kind.is_dir() {
+                let before = out.len();
                 walk(&entry.path(), &path, out)?;
+                if out.len() == before {
+                    out.push((format!("{path}/"), false));
+                }
             } else {
                 out.push((path, kind.is_file()));
             }
@@ -618,6 +623,19 @@ mod tests {
         let d = AtomicDir::create(&target, DirKind::Run).unwrap();
         std::fs::write(d.path().join("run.json"), "{}").unwrap();
         d.commit().unwrap();
+        // An empty directory is the user's too, at the top or added to a run directory.
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(other.join("sub")).unwrap();
+        assert!(
+            message(AtomicDir::create(&other, DirKind::Run))
+                .contains("other: is not empty and was not written by fairshare")
+        );
+        std::fs::create_dir(target.join("mine")).unwrap();
+        assert!(
+            message(AtomicDir::create(&target, DirKind::Run)).contains("holds mine/, which fairshare did not write")
+        );
+        std::fs::remove_dir(target.join("mine")).unwrap();
+        std::fs::remove_dir_all(&other).unwrap();
         // A file added to a run directory since.
         std::fs::write(target.join("notes.txt"), "mine").unwrap();
         assert_eq!(
