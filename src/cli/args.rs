@@ -570,7 +570,12 @@ impl Command {
             Command::Compute(a) => [tree(&a.tree), usage(&a.usage)].concat(),
             Command::Usage(a) => [tree(&a.tree), usage(&a.usage)].concat(),
             Command::Compare(a) => [tree(&a.tree), usage(&a.usage)].concat(),
-            Command::Sprio(a) => [tree(&a.tree), queue(&a.queue)].concat(),
+            // sprio's records flag is renamed (its `--jobs` lists job ids).
+            Command::Sprio(a) => [tree(&a.tree), queue(&a.queue)]
+                .concat()
+                .into_iter()
+                .map(|(flag, p)| (if flag == "--jobs" { "--job-records" } else { flag }, p))
+                .collect(),
             Command::Score(a) => [tree(&a.tree), queue(&a.queue)].concat(),
             Command::Run(a) => [
                 tree(&a.tree),

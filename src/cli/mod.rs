@@ -366,7 +366,7 @@ fn load_following_conf(
     let (tree, result) = match &usage {
         Some(us) => {
             let (input, _, report) = charged_input(&settings, us)?;
-            charged_pass(input, &report, &settings.params)?
+            charged_pass(input, Some(&report), &settings.params)?
         }
         None => settings.load()?,
     };
@@ -385,19 +385,19 @@ fn load_with_usage(tree_args: &TreeArgs, u: &UsageArgs) -> Result<(TreeSettings,
     };
     let settings = TreeSettings::resolve(tree_args, usage.conf.as_ref())?;
     let (input, meta, report) = charged_input(&settings, &usage)?;
-    let (tree, result) = charged_pass(input, &report, &settings.params)?;
+    let (tree, result) = charged_pass(input, Some(&report), &settings.params)?;
     Ok((settings, tree, result, meta))
 }
 
-/// The tree of an input whose usage was charged from job records, and its fair-share as Slurm
-/// holds it after the last decay pass: classic then reads the accounts at that pass's start
-/// (`report.pass_start`), the rest is [`fs::compute`].
+/// The tree of an input and its fair-share; when its usage was charged from job records (`report`),
+/// as Slurm holds it after the last decay pass: classic then reads the accounts at that pass's
+/// start (`report.pass_start`), the rest is [`fs::compute`].
 fn charged_pass(
     input: fairshare::tree::TreeInput,
-    report: &fairshare::usage::ChargeReport,
+    report: Option<&fairshare::usage::ChargeReport>,
     params: &Params,
 ) -> Result<(AssocTree, FairShare)> {
-    let Some(start) = &report.pass_start else {
+    let Some(start) = report.and_then(|r| r.pass_start.as_ref()) else {
         let tree = AssocTree::build(input)?;
         let result = fs::compute(&tree, params)?;
         return Ok((tree, result));

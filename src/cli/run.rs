@@ -178,14 +178,7 @@ pub(crate) fn run(mut a: RunArgs) -> Result<()> {
         None => "no job records: usage as given".into(),
     });
 
-    let (tree, result) = match &report {
-        Some(r) => charged_pass(input, r, &settings.params)?,
-        None => {
-            let tree = AssocTree::build(input)?;
-            let result = fs::compute(&tree, &settings.params)?;
-            (tree, result)
-        }
-    };
+    let (tree, result) = charged_pass(input, report.as_ref(), &settings.params)?;
     stages.finish("fairshare", || {
         format!("{} associations, {} ({})", tree.len(), result.params.algorithm.name(), settings.source())
     });

@@ -274,7 +274,7 @@ fn defaults_notes(u: &UsageArgs) -> Vec<String> {
 /// The instants `--at` or `--every/--from/--to` ask for (empty for a single `--now`).
 ///
 /// # Errors
-/// A bad time or interval, or an interval that would make more than a million instants.
+/// A bad time or interval, or more instants than `--max-instants`.
 pub(crate) fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
     if let Some(every) = &a.every {
         let step = parse_duration(every).map_err(|m| Error::Usage(format!("--every: {m}")))?;

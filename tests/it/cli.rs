@@ -637,6 +637,10 @@ fn sprio_and_score_take_the_usage_and_what_if_flags() {
         args.extend(extra.iter().map(|s| s.to_string()));
         stdout_of(&fairshare(&args))
     };
+    // Two inputs on standard input are named by sprio's own flags.
+    let two = fairshare(["sprio", "--tree", "-", "--pending", "p.csv", "--job-records", "-"]);
+    let err = String::from_utf8_lossy(&two.stderr);
+    assert!(err.contains("standard input (`-`) is given to --tree and --job-records"), "{err}");
     let plain = sprio(&[]);
     assert_ne!(plain, sprio(&["--half-life", "1-0"]));
     assert_ne!(plain, sprio(&["--billing", "abudhabi=CPU=4"]));
