@@ -64,9 +64,10 @@ pub enum PendingFormatArg {
 /// The pending queue and the site configuration that scores it.
 #[derive(Debug, Args)]
 pub struct QueueArgs {
-    /// Pending jobs (CSV, Parquet or `squeue --json`).
+    /// Pending jobs (CSV, Parquet or `squeue --json`; default: the site file's, or the embedded
+    /// default site's when no input is given).
     #[arg(long, value_name = "PATH")]
-    pub pending: PathBuf,
+    pub pending: Option<PathBuf>,
     /// Pending-jobs format (detected when omitted).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub pending_format: Option<PendingFormatArg>,
@@ -151,9 +152,14 @@ pub enum TreeFormatArg {
     SacctmgrDump,
 }
 
-/// The tree and how to compute on it.
+/// The site, the tree and how to compute on it.
 #[derive(Debug, Args)]
 pub struct TreeArgs {
+    /// Site description (TOML: slurm_conf, qos, tree, jobs, pending, now, algorithm, decay, ...;
+    /// paths relative to the file). Flags override it. Without it and without any input, the
+    /// embedded default site.
+    #[arg(long, value_name = "FILE")]
+    pub site: Option<PathBuf>,
     /// Association tree file (default: the embedded default site).
     #[arg(long, value_name = "PATH")]
     pub tree: Option<PathBuf>,
@@ -188,9 +194,10 @@ pub struct UsageArgs {
     /// The job records' format (default: detected).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub jobs_format: Option<JobsFormatArg>,
-    /// SWF traces: the association tree the trace implies (used when no --tree is given).
-    #[arg(long, value_enum, default_value = "group-user")]
-    pub swf_tree: SwfTreeArg,
+    /// SWF traces: the association tree the trace implies (used when no --tree is given)
+    /// [default: group-user].
+    #[arg(long, value_enum)]
+    pub swf_tree: Option<SwfTreeArg>,
     /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights.
     #[arg(long, value_name = "FILE")]
     pub slurm_conf: Option<PathBuf>,
@@ -225,9 +232,10 @@ pub struct UsageArgs {
     /// slurm.conf's; repeatable.
     #[arg(long, value_name = "PARTITION=WEIGHTS", value_parser = parse_assignment)]
     pub billing: Vec<(String, String)>,
-    /// --decay flux: how often update-usage runs (cron): `1h`, `30m`, or Slurm's time syntax.
-    #[arg(long, value_name = "INTERVAL", default_value = "1h")]
-    pub flux_interval: String,
+    /// --decay flux: how often update-usage runs (cron): `1h`, `30m`, or Slurm's time syntax
+    /// [default: 1h].
+    #[arg(long, value_name = "INTERVAL")]
+    pub flux_interval: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -353,10 +361,6 @@ pub struct UsageCmdArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Site description (TOML: slurm_conf, qos, tree, jobs, pending, now, algorithm, decay, ...;
-    /// paths relative to the file). Flags override it.
-    #[arg(long, value_name = "FILE")]
-    pub site: Option<PathBuf>,
     #[command(flatten)]
     pub tree: TreeArgs,
     #[command(flatten)]
@@ -390,7 +394,7 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "WHO", requires = "who")]
     pub vs: Option<String>,
     /// Explain a pending job's priority instead: each weighted factor and the sum.
-    #[arg(long, value_name = "ID", requires = "pending", conflicts_with = "who")]
+    #[arg(long, value_name = "ID", conflicts_with = "who")]
     pub job: Option<u64>,
     /// Pending jobs (with --job).
     #[arg(long, value_name = "PATH")]
@@ -428,6 +432,17 @@ fn parse_assignment(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// What `fairshare shares` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SharesFormat {
+    /// Account, gratis, lab, communal, total and RawShares, with a total row.
+    Table,
+    /// `sacctmgr -i modify account where name=ACCOUNT set fairshare=N`, by account name.
+    Sacctmgr,
+    /// The tree as `assoc-csv` with the new shares (a root and the accounts when no tree is named).
+    TreeCsv,
+}
+
 #[derive(Debug, Args)]
 pub struct SharesArgs {
     /// The site's hardware and purchases (TOML: slurm_conf, tree, public, requeue, [[lab]],
@@ -436,7 +451,7 @@ pub struct SharesArgs {
     pub hardware: PathBuf,
     /// Output: a table, `sacctmgr` commands, or the tree as assoc-csv with the new shares.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: super::shares::SharesFormat,
+    pub format: SharesFormat,
     /// Write here (atomically) instead of to stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -557,13 +572,13 @@ impl Command {
     pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
         type Inputs<'a> = Vec<(&'static str, Option<&'a Path>)>;
         fn tree(t: &TreeArgs) -> Inputs<'_> {
-            vec![("--tree", t.tree.as_deref())]
+            vec![("--site", t.site.as_deref()), ("--tree", t.tree.as_deref())]
         }
         fn usage(u: &UsageArgs) -> Inputs<'_> {
             vec![("--jobs", u.jobs.as_deref()), ("--slurm-conf", u.slurm_conf.as_deref()), ("--qos", u.qos.as_deref())]
         }
         fn queue(q: &QueueArgs) -> Inputs<'_> {
-            [vec![("--pending", Some(q.pending.as_path()))], usage(&q.usage)].concat()
+            [vec![("--pending", q.pending.as_deref())], usage(&q.usage)].concat()
         }
         let all: Inputs<'_> = match self {
             Command::Sshare(a) => [tree(&a.tree), usage(&a.usage)].concat(),
@@ -580,11 +595,7 @@ impl Command {
             Command::Run(a) => [
                 tree(&a.tree),
                 usage(&a.usage),
-                vec![
-                    ("--site", a.site.as_deref()),
-                    ("--pending", a.pending.as_deref()),
-                    ("--flux-db", a.flux_db.as_deref()),
-                ],
+                vec![("--pending", a.pending.as_deref()), ("--flux-db", a.flux_db.as_deref())],
             ]
             .concat(),
             Command::Explain(a) => [tree(&a.tree), usage(&a.usage), vec![("--pending", a.pending.as_deref())]].concat(),

@@ -18,7 +18,10 @@ use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;
 
 use super::args::{CompareArgs, DiffArgs};
-use super::{TreeSettings, load_with_usage};
+use fairshare::pipeline::Observer;
+
+use super::progress::Terminal;
+use super::settings::Settings;
 
 /// One variant: a label and its parameters.
 fn parse_variant(text: &str) -> Result<(String, Params)> {
@@ -56,20 +59,21 @@ fn num(v: f64) -> String {
 
 pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
     let variants: Vec<(String, Params)> = a.variants.iter().map(|v| parse_variant(v)).collect::<Result<_>>()?;
-    let (source, tree, usage_meta) = if a.usage.jobs.is_some() {
-        let (settings, tree, _, meta) = load_with_usage(&a.tree, &a.usage)?;
-        (settings.source(), tree, meta)
-    } else {
-        let settings = TreeSettings::resolve(&a.tree, None)?;
-        (settings.source(), settings.load()?.0, Vec::new())
+    let settings = Settings::new(&a.tree, &a.usage, None)?;
+    let site = settings.options.resolve()?;
+    let observer = Terminal::new(settings.default_notes());
+    // The variants' own passes follow; only the tree (charged from job records if given) is shared.
+    let tree = match &site.usage {
+        Some(_) => site.fair_share(&observer)?.0,
+        None => site.tree.load()?,
     };
+    let (source, usage_meta) = (site.tree.source(), site.metadata());
     let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
     let mut results: Vec<(String, FairShare)> = Vec::new();
     let mut text = String::new();
-    let line = super::progress::Progress::new("computing the variants");
     let count = variants.len() as u64;
     for (k, (label, params)) in variants.into_iter().enumerate() {
-        line.report(k as u64, count, "variants");
+        observer.progress("computing the variants", k as u64, count, "variants");
         match fs::compute(&tree, &params) {
             Ok(r) => results.push((label, r)),
             // flux has no `parent` shares: say why a variant is missing rather than fail them all
@@ -77,7 +81,7 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
             Err(e) => eprintln!("fairshare: {label} left out of the comparison: {e}"),
         }
     }
-    line.report(count, count, "variants");
+    observer.progress("computing the variants", count, count, "variants");
     if results.is_empty() {
         return Err(Error::Usage("no variant could be computed".into()));
     }

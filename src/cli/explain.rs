@@ -7,20 +7,28 @@ use fairshare::explain::{assoc_name, compare, explain, find_rows};
 use fairshare::priority::NONE;
 use fairshare::{Error, Result};
 
+use fairshare::pipeline::Queue;
+
 use super::args::ExplainArgs;
-use super::{Queue, load_following_conf, pending_format};
+use super::progress::Terminal;
+use super::settings::Settings;
 
 pub(crate) fn run(a: &ExplainArgs) -> Result<()> {
-    let (_, tree, fs, conf, qos) = load_following_conf(&a.tree, &a.usage)?;
+    let settings = Settings::new(&a.tree, &a.usage, Some((a.pending.as_deref(), a.pending_format)))?;
+    let site = settings.options.resolve()?;
+    let observer = Terminal::new(settings.default_notes());
+    let (tree, fs, _) = site.fair_share(&observer)?;
     let mut text = String::new();
     if let Some(id) = a.job {
-        let conf = conf.ok_or_else(|| Error::Usage("--job needs --slurm-conf (the priority weights)".into()))?;
-        let now = super::now_arg(a.usage.now.as_deref())?;
-        let pending = a.pending.as_deref().expect("clap requires --pending with --job");
-        let q = Queue::slurm(&conf, qos.as_ref(), now, &tree, &fs, pending, a.pending_format.map(pending_format))?;
+        let conf = site
+            .slurm_conf
+            .as_ref()
+            .ok_or_else(|| Error::Usage("--job needs --slurm-conf (the priority weights)".into()))?;
+        let pending = site.pending.as_ref().ok_or_else(|| Error::Usage("--job needs --pending".into()))?;
+        let q = Queue::slurm(conf, site.qos.as_ref(), site.now, &tree, &fs, pending, &observer)?;
         let rows: Vec<usize> = (0..q.scores.len()).filter(|&r| q.jobs.job_id[q.scores.job[r] as usize] == id).collect();
         if rows.is_empty() {
-            return Err(Error::Usage(format!("job {id} is not in {}", pending.display())));
+            return Err(Error::Usage(format!("job {id} is not in {}", pending.path.display())));
         }
         let s = &q.scores;
         let w = &q.weights;

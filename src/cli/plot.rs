@@ -7,7 +7,8 @@ use fairshare::plot::icicle::{ColorBy, IcicleOptions, icicle};
 use fairshare::plot::{Format, save};
 
 use super::args::{HistoryArgs, IcicleArgs, PlotArgs, PlotColorArg, PlotCommand, PlotMetricArg};
-use super::load_following_conf;
+use super::progress::Terminal;
+use super::settings::Settings;
 
 pub(crate) fn run(a: &PlotArgs) -> Result<()> {
     match &a.what {
@@ -24,9 +25,11 @@ fn short_name(path: &str) -> String {
 fn run_icicle(a: &IcicleArgs) -> Result<()> {
     // Checked before the (possibly long) computation.
     Format::of(&a.out)?;
-    let (settings, tree, fs, _, _) = load_following_conf(&a.tree, &a.usage)?;
-    let mut title = short_name(&settings.source());
-    if let (Some(now), Some(_)) = (&a.usage.now, &a.usage.jobs) {
+    let settings = Settings::new(&a.tree, &a.usage, None)?;
+    let site = settings.options.resolve()?;
+    let (tree, fs, _) = site.fair_share(&Terminal::new(settings.default_notes()))?;
+    let mut title = short_name(&site.tree.source());
+    if let (Some(now), Some(_)) = (&settings.options.now, &settings.options.jobs) {
         title.push_str(&format!(" at {now}"));
     }
     let opts = IcicleOptions {

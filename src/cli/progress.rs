@@ -6,30 +6,25 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// A progress line; inert when stderr is not a terminal.
-pub(crate) struct Progress {
+use fairshare::pipeline::Observer;
+
+/// A progress line.
+struct Progress {
     label: &'static str,
-    /// When the line was last drawn (None: never); behind a lock because workers report it.
-    drawn: Option<Mutex<Option<Instant>>>,
+    /// When the line was last drawn (None: never).
+    drawn: Option<Instant>,
 }
 
 impl Progress {
-    /// A progress line for `label`, such as `charging job records`.
-    pub(crate) fn new(label: &'static str) -> Self {
-        Progress { label, drawn: std::io::stderr().is_terminal().then(|| Mutex::new(None)) }
-    }
-
-    /// Reports `done` of `total` units (`unit`: `instants`, `jobs`); draws when a tenth of a
-    /// second has passed since the last line, and always at the end.
-    pub(crate) fn report(&self, done: u64, total: u64, unit: &str) {
-        let Some(drawn) = &self.drawn else { return };
-        let Ok(mut last) = drawn.lock() else { return };
+    /// Reports `done` of `total` units (`unit`: `instants`, `jobs`; none: bytes); draws when a
+    /// tenth of a second has passed since the last line, and always at the end.
+    fn report(&mut self, done: u64, total: u64, unit: &str) {
         let now = Instant::now();
         let finished = done >= total;
-        if !finished && last.is_some_and(|t| now - t < Duration::from_millis(100)) {
+        if !finished && self.drawn.is_some_and(|t| now - t < Duration::from_millis(100)) {
             return;
         }
-        *last = Some(now);
+        self.drawn = Some(now);
         let pct = if total > 0 { 100.0 * done as f64 / total as f64 } else { 100.0 };
         let unit = if unit.is_empty() { String::new() } else { format!(" ({done}/{total} {unit})") };
         eprint!("\r\x1b[2Kfairshare: {} {pct:5.1}%{unit}", self.label);
@@ -37,18 +32,77 @@ impl Progress {
             eprintln!();
         }
     }
+}
 
-    /// Says that an undivided step starts (`scoring 10000000 pending jobs`).
-    pub(crate) fn start(&self, what: &str) {
-        if self.drawn.is_some() {
+/// The command line's [`Observer`]: progress lines and stage timings on a terminal, the notes
+/// of the settings once the records are charged, and warnings always.
+pub(crate) struct Terminal {
+    /// Whether stderr is a terminal (stage lines are for people watching).
+    interactive: bool,
+    /// Notes said once the job records are charged.
+    notes: Vec<String>,
+    /// One progress line per task; behind a lock because workers report progress.
+    lines: Mutex<Vec<Progress>>,
+}
+
+impl Terminal {
+    pub(crate) fn new(notes: Vec<String>) -> Self {
+        Terminal { interactive: std::io::stderr().is_terminal(), notes, lines: Mutex::new(Vec::new()) }
+    }
+
+    /// Whether stderr is a terminal.
+    pub(crate) fn interactive(&self) -> bool {
+        self.interactive
+    }
+
+    /// Says the notes (also for work that does not tell [`Observer::charged`]).
+    pub(crate) fn say_notes(&self) {
+        for note in &self.notes {
+            eprintln!("fairshare: {note}");
+        }
+    }
+}
+
+impl Observer for Terminal {
+    fn stage(&self, name: &'static str, secs: f64, peak: Option<u64>, what: &str) {
+        if self.interactive {
+            let mem = peak.map(|b| format!("  peak {:.2} GB", b as f64 / 1e9)).unwrap_or_default();
+            eprintln!("fairshare: {name:<10} {secs:>8.3} s{mem}  {what}");
+        }
+    }
+
+    fn progress(&self, task: &'static str, done: u64, total: u64, unit: &'static str) {
+        if !self.interactive {
+            return;
+        }
+        let Ok(mut lines) = self.lines.lock() else { return };
+        let k = match lines.iter().position(|p| p.label == task) {
+            Some(k) => k,
+            None => {
+                lines.push(Progress { label: task, drawn: None });
+                lines.len() - 1
+            }
+        };
+        lines[k].report(done, total, unit);
+    }
+
+    fn step(&self, what: &str) {
+        if self.interactive {
             eprint!("\r\x1b[2Kfairshare: {what}…");
         }
     }
 
-    /// Ends a line [`Progress::start`] began.
-    pub(crate) fn done(&self) {
-        if self.drawn.is_some() {
+    fn step_done(&self) {
+        if self.interactive {
             eprintln!(" done");
         }
+    }
+
+    fn charged(&self) {
+        self.say_notes();
+    }
+
+    fn warning(&self, message: &str) {
+        eprintln!("fairshare: warning: {message}");
     }
 }

@@ -32,7 +32,6 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use fairshare::config::HostList;
 use fairshare::io::{TreeFormat, read_tree_input};
 use fairshare::output::atomic::AtomicFile;
@@ -45,18 +44,7 @@ use fairshare::{Error, Result};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::args::SharesArgs;
-
-/// What `fairshare shares` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SharesFormat {
-    /// Account, gratis, lab, communal, total and RawShares, with a total row.
-    Table,
-    /// `sacctmgr -i modify account where name=ACCOUNT set fairshare=N`, by account name.
-    Sacctmgr,
-    /// The tree as `assoc-csv` with the new shares (a root and the accounts when no tree is named).
-    TreeCsv,
-}
+use super::args::{SharesArgs, SharesFormat};
 
 /// The hardware file, as written.
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,168 @@
+//! Settings: the command line's options resolved into the library's [`SiteOptions`], merged in
+//! one place and one order: a flag, then the site file (`--site`, or the embedded default site
+//! when no input is given at all), then the defaults, which [`SiteOptions::resolve`] applies and
+//! each flag's help states.
+
+use std::path::Path;
+
+use fairshare::fairshare::Algorithm;
+use fairshare::io::TreeFormat;
+use fairshare::jobs::PendingFormat;
+use fairshare::pipeline::{Decay, EmbeddedSite, SiteOptions};
+use fairshare::tree::Shares;
+use fairshare::usage::JobFormat;
+use fairshare::usage::swf::SwfTree;
+use fairshare::{Error, Result};
+
+use super::args::{AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SwfTreeArg, TreeArgs, TreeFormatArg, UsageArgs};
+
+/// A command's site options, merged; the embedded site's files stay on disk while it lives.
+pub(crate) struct Settings {
+    pub options: SiteOptions,
+    _embedded: Option<EmbeddedSite>,
+}
+
+impl Settings {
+    /// The options of the tree and usage flags (and a pending queue's), over `--site` or, when
+    /// nothing at all is given, the embedded default site.
+    ///
+    /// # Errors
+    /// A bad flag value, or an unreadable or bad site file.
+    pub(crate) fn new(
+        tree: &TreeArgs,
+        usage: &UsageArgs,
+        pending: Option<(Option<&Path>, Option<PendingFormatArg>)>,
+    ) -> Result<Self> {
+        let mut options = flags(tree, usage)?;
+        if let Some((path, format)) = pending {
+            options.pending = path.map(Path::to_path_buf);
+            options.pending_format = format.map(pending_format);
+        }
+        let embedded = match &tree.site {
+            Some(file) => {
+                options.under_site_file(file)?;
+                None
+            }
+            None if options.nothing_given() => {
+                let site = EmbeddedSite::write()?;
+                options.under_site_file(&site.site_file())?;
+                options.embedded = true;
+                Some(site)
+            }
+            None => None,
+        };
+        Ok(Settings { options, _embedded: embedded })
+    }
+
+    /// Which of Slurm's defaults stand in for a site file not given, so that a missing
+    /// `--slurm-conf` or `--qos` is never silent (said once the usage is charged).
+    pub(crate) fn default_notes(&self) -> Vec<String> {
+        let o = &self.options;
+        if o.decay.is_some_and(Decay::is_flux) {
+            return Vec::new();
+        }
+        let mut notes = Vec::new();
+        if o.slurm_conf.is_none() {
+            let mut defaulted = Vec::new();
+            if o.half_life.is_none() {
+                defaulted.push("PriorityDecayHalfLife 7-00:00:00");
+            }
+            if o.calc_period.is_none() {
+                defaulted.push("PriorityCalcPeriod 00:05:00");
+            }
+            defaulted.push("no TRESBillingWeights (a job is billed its CPUs)");
+            notes.push(format!("no --slurm-conf: Slurm's defaults apply: {}", defaulted.join(", ")));
+        }
+        if o.qos.is_none() {
+            notes.push("no --qos: every QOS charges its usage whole (UsageFactor 1)".to_string());
+        }
+        notes
+    }
+}
+
+/// The options the flags set (no site file).
+pub(crate) fn flags(t: &TreeArgs, u: &UsageArgs) -> Result<SiteOptions> {
+    let set_shares =
+        t.set_shares
+            .iter()
+            .map(|(name, v)| {
+                let shares = match v.to_ascii_lowercase().as_str() {
+                    "parent" => Shares::Parent,
+                    _ => v.parse().map(Shares::Value).map_err(|_| {
+                        Error::Usage(format!("--set-shares {name}={v}: shares are a count or `parent`"))
+                    })?,
+                };
+                Ok((name.clone(), shares))
+            })
+            .collect::<Result<_>>()?;
+    Ok(SiteOptions {
+        tree: t.tree.clone(),
+        tree_format: t.tree_format.map(tree_format),
+        algorithm: t.algo.map(algorithm),
+        dampening: t.dampening,
+        depth_oblivious: t.depth_oblivious,
+        flux_exact_sums: t.flux_exact_sums,
+        set_shares,
+        slurm_conf: u.slurm_conf.clone(),
+        qos: u.qos.clone(),
+        jobs: u.jobs.clone(),
+        jobs_format: u.jobs_format.map(jobs_format),
+        swf_tree: u.swf_tree.map(|l| match l {
+            SwfTreeArg::GroupUser => SwfTree::GroupUser,
+            SwfTreeArg::PartitionUser => SwfTree::PartitionUser,
+        }),
+        decay: u.decay.map(|d| match d {
+            DecayArg::Slurm => Decay::Slurm,
+            DecayArg::Exact => Decay::Exact,
+            DecayArg::Flux => Decay::Flux,
+            DecayArg::FluxClean => Decay::FluxClean,
+        }),
+        now: u.now.clone(),
+        first_pass: u.first_pass.clone(),
+        half_life: u.half_life.clone(),
+        calc_period: u.calc_period.clone(),
+        reset_period: u.reset_period.clone(),
+        timezone: u.timezone.clone(),
+        billing: u.billing.clone(),
+        flux_interval: u.flux_interval.clone(),
+        ..SiteOptions::default()
+    })
+}
+
+pub(crate) fn pending_format(f: PendingFormatArg) -> PendingFormat {
+    match f {
+        PendingFormatArg::Csv => PendingFormat::Csv,
+        PendingFormatArg::Parquet => PendingFormat::Parquet,
+        PendingFormatArg::SqueueJson => PendingFormat::SqueueJson,
+    }
+}
+
+fn tree_format(f: TreeFormatArg) -> TreeFormat {
+    match f {
+        TreeFormatArg::AssocCsv => TreeFormat::AssocCsv,
+        TreeFormatArg::Sshare => TreeFormat::Sshare,
+        TreeFormatArg::FluxCsv => TreeFormat::FluxCsv,
+        TreeFormatArg::FluxDb => TreeFormat::FluxDb,
+        TreeFormatArg::Parquet => TreeFormat::Parquet,
+        TreeFormatArg::SacctmgrDump => TreeFormat::SacctmgrDump,
+    }
+}
+
+fn algorithm(a: AlgoArg) -> Algorithm {
+    match a {
+        AlgoArg::FairTree => Algorithm::FairTree,
+        AlgoArg::Classic => Algorithm::Classic,
+        AlgoArg::Flux => Algorithm::Flux,
+    }
+}
+
+/// The layout of an SWF trace is the `--swf-tree` option's, applied when the options resolve.
+fn jobs_format(f: JobsFormatArg) -> JobFormat {
+    match f {
+        JobsFormatArg::Csv => JobFormat::Csv,
+        JobsFormatArg::Parquet => JobFormat::Parquet,
+        JobsFormatArg::Sacct => JobFormat::Sacct,
+        JobsFormatArg::Swf => JobFormat::Swf(SwfTree::GroupUser),
+        JobsFormatArg::FluxDb => JobFormat::FluxDb,
+    }
+}

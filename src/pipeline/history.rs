@@ -1,0 +1,96 @@
+//! A usage history: the job records charged once for many instants, and one Parquet file per
+//! instant with the usage and fair-share of every association (`usage --every`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch, TimestampMicrosecondArray};
+use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
+use parquet::file::metadata::KeyValue;
+
+use super::{Observer, Site};
+use crate::output::atomic::{AtomicDir, DirKind};
+use crate::output::parquet::{association_batch, metadata, write_parquet};
+use crate::tree::AssocTree;
+use crate::usage::ChargeReport;
+use crate::usage::history::{Instants, charge_history};
+use crate::{Error, Result};
+
+/// What a history run wrote.
+#[derive(Debug)]
+pub struct HistoryWritten {
+    /// Instants written by this run.
+    pub written: usize,
+    /// Instants of an earlier run of the same directory kept (not written again).
+    pub kept: usize,
+    /// Instants of an earlier run replaced by this one.
+    pub replaced: usize,
+    /// What the charging saw.
+    pub report: ChargeReport,
+}
+
+/// `YYYY-MM-DD` and `HHMMSS` of an epoch time (UTC), for the history's partition paths.
+fn date_and_time(t: i64) -> (String, String) {
+    let dt = chrono::DateTime::from_timestamp(t, 0).unwrap_or_default();
+    (dt.format("%Y-%m-%d").to_string(), dt.format("%H%M%S").to_string())
+}
+
+/// Charges the site's job records once for every instant and writes one Parquet file per instant
+/// (usage and fair-share of every association, with an `as_of` UTC timestamp column),
+/// partitioned by date, as one directory that appears atomically; instants of an earlier history
+/// in `out` are kept.
+///
+/// # Errors
+/// No job records in the site, reading or charging them, the tree, or writing.
+pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn Observer) -> Result<HistoryWritten> {
+    let usage = site.usage.as_ref().ok_or_else(|| Error::Usage("a usage history needs job records".into()))?;
+    let input = site.tree_input()?;
+    let params = &site.params;
+    let algorithm = params.algorithm;
+    let (conf, qos) = (site.slurm_conf.as_ref(), site.qos.as_ref());
+    let ctx = crate::usage::ChargeContext::new(&input, conf, qos, usage.model(algorithm));
+    let instants = Instants::new(instants, |t| usage.model_at(algorithm, t));
+    let history = charge_history(&usage.jobs, usage.format, &ctx, instants)?;
+    let tree = AssocTree::build(input.clone())?;
+    // Tree row of each input record.
+    let row_of_id: HashMap<u64, usize> = tree.ids().iter().enumerate().map(|(row, &id)| (id, row)).collect();
+    let tree_rows: Vec<usize> = input.records.iter().map(|r| row_of_id[&r.id]).collect();
+    let dir = AtomicDir::create(out, DirKind::History)?;
+    let carried = dir.keep_previous()?;
+    let mut written = HashSet::new();
+    let source = site.tree.source();
+    let mut by_row = vec![0.0; tree.len()];
+    let total = history.instants().times().len() as u64;
+    history.for_each_instant(|i, record_usage| {
+        observer.progress("writing the history", i as u64, total, "instants");
+        let t = history.instants().times()[i];
+        for (&row, &u) in tree_rows.iter().zip(record_usage) {
+            by_row[row] = u;
+        }
+        let at_tree = tree.with_user_usage(&by_row);
+        let result = crate::fairshare::compute(&at_tree, params)?;
+        let batch = association_batch(&at_tree, &result);
+        // A UTC timestamp, named so that SQL needs no quoting (`at` is a DuckDB keyword).
+        let as_of = TimestampMicrosecondArray::from(vec![t * 1_000_000; at_tree.len()]).with_timezone("UTC");
+        let at: ArrayRef = Arc::new(as_of);
+        let mut fields: Vec<Field> =
+            vec![Field::new("as_of", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), false)];
+        fields.extend(batch.schema().fields().iter().map(|f| f.as_ref().clone()));
+        let mut columns = vec![at];
+        columns.extend(batch.columns().iter().cloned());
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| Error::format(out, e))?;
+        let mut meta = metadata(&result, &source);
+        meta.extend(site.tree.what_if_metadata());
+        meta.extend(usage.metadata_at(algorithm, t).into_iter().map(|(k, v)| KeyValue::new(k, v)));
+        let (date, hms) = date_and_time(t);
+        let part = dir.path().join(format!("date={date}"));
+        std::fs::create_dir_all(&part).map_err(|e| Error::io(&part, e))?;
+        written.insert(format!("date={date}/{hms}.parquet"));
+        write_parquet(&part.join(format!("{hms}.parquet")), &batch, meta)
+    })?;
+    observer.progress("writing the history", total, total, "instants");
+    dir.commit()?;
+    let replaced = carried.iter().filter(|f| written.contains(f.as_str())).count();
+    Ok(HistoryWritten { written: written.len(), kept: carried.len() - replaced, replaced, report: history.report })
+}

@@ -1,0 +1,253 @@
+//! The scoring stage: a pending queue scored against the fair-share with Slurm's multifactor
+//! formula or flux-accounting's, whole or streamed into Parquet a slice at a time.
+
+use std::path::{Path, PathBuf};
+
+use arrow::array::RecordBatch;
+
+use super::Observer;
+use super::tree_source::TreeSource;
+use crate::config::{QosTable, SlurmConf};
+use crate::fairshare::{Algorithm, FairShare, Params};
+use crate::io::TreeFormat;
+use crate::jobs::{ParquetWaves, PendingFormat, PendingJobs};
+use crate::output::parquet::{ParquetSink, jobs_batch, jobs_metadata};
+use crate::priority::flux::score_flux;
+use crate::priority::{Scores, SlurmPriority, Weights};
+use crate::tree::AssocTree;
+use crate::{Error, Result};
+
+/// A pending queue's file.
+#[derive(Debug, Clone)]
+pub struct PendingSource {
+    /// The file (CSV, Parquet or `squeue --json`).
+    pub path: PathBuf,
+    /// Its format (`None`: detected).
+    pub format: Option<PendingFormat>,
+}
+
+/// A scored pending queue.
+#[derive(Debug)]
+pub struct Queue {
+    /// The jobs.
+    pub jobs: PendingJobs,
+    /// The weights of the formula.
+    pub weights: Weights,
+    /// One row per (job, partition, QOS).
+    pub scores: Scores,
+    /// `PriorityWeightTRES` as sprio prints it.
+    pub tres_weight_text: String,
+    /// `slurm` or `flux`.
+    pub formula: &'static str,
+    /// The fair-share algorithm the factors came from.
+    pub algorithm: Algorithm,
+    /// The evaluation time.
+    pub now: i64,
+}
+
+impl Queue {
+    /// Scores `pending` with Slurm's multifactor plugin; jobs without an association are
+    /// scored with fair-share 0, as Slurm does, and named to `observer` in one warning.
+    ///
+    /// # Errors
+    /// The queue cannot be read.
+    pub fn slurm(
+        conf: &SlurmConf,
+        qos: Option<&QosTable>,
+        now: i64,
+        tree: &AssocTree,
+        fs: &FairShare,
+        pending: &PendingSource,
+        observer: &dyn Observer,
+    ) -> Result<Self> {
+        let prio = SlurmPriority::new(conf, qos, now);
+        let jobs = PendingJobs::read(&pending.path, pending.format, &prio.weights.tres_keys())?;
+        observer.step(&format!("scoring {} pending jobs", jobs.len()));
+        let (scores, unknown) = prio.score(&jobs, tree, fs)?;
+        observer.step_done();
+        UnknownJobs::of(&jobs, &unknown).warn(observer);
+        let tres_weight_text = prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
+        Ok(Queue {
+            weights: prio.weights.clone(),
+            jobs,
+            scores,
+            tres_weight_text,
+            formula: "slurm",
+            algorithm: fs.params.algorithm,
+            now,
+        })
+    }
+
+    /// Scores `pending` with flux-accounting's formula against the flux fair-share of `tree`,
+    /// with the priority tables of the database when the tree is one.
+    ///
+    /// # Errors
+    /// The tree or the queue cannot be read, or the tree has shares flux cannot take.
+    pub fn flux(
+        tree: &TreeSource,
+        params: Params,
+        pending: &PendingSource,
+        now: i64,
+        observer: &dyn Observer,
+    ) -> Result<Self> {
+        let mut tree = tree.clone();
+        // Detected once: the priority tables come from the same database as the tree.
+        if let (Some(p), None) = (&tree.path, tree.format) {
+            tree.format = Some(TreeFormat::detect(p)?);
+        }
+        let params = Params { algorithm: Algorithm::Flux, ..params };
+        let assoc = tree.load()?;
+        let fs = crate::fairshare::compute(&assoc, &params)?;
+        let tables = match (&tree.path, tree.format) {
+            (Some(p), Some(TreeFormat::FluxDb)) => crate::io::flux_db::read_priority_tables(p)?,
+            _ => Default::default(),
+        };
+        let jobs = PendingJobs::read(&pending.path, pending.format, &[])?;
+        let (scores, unknown) = score_flux(&jobs, &assoc, &fs, &tables);
+        UnknownJobs::of(&jobs, &unknown).warn(observer);
+        let weights = Weights {
+            age: 0.0,
+            assoc: tables.weights.bank.into(),
+            fairshare: tables.weights.fairshare.into(),
+            job_size: 0.0,
+            partition: 0.0,
+            qos: tables.weights.queue.into(),
+            tres: Vec::new(),
+        };
+        Ok(Queue {
+            jobs,
+            weights,
+            scores,
+            tres_weight_text: String::new(),
+            formula: "flux",
+            algorithm: Algorithm::Flux,
+            now,
+        })
+    }
+}
+
+/// Jobs per slice of a streamed score: about one Parquet row group of rows.
+const JOBS_PER_SLICE: usize = 1 << 19;
+
+/// Scores `pending` with Slurm's formula into the Parquet file `out`, streamed: a Parquet queue
+/// is read a wave of row groups at a time (other formats whole), and each wave scored and written
+/// a slice of jobs at a time while the previous slice is written, so neither the queue nor its
+/// scores are ever all in memory. Jobs are scored independently of each other, so the waves give
+/// the same rows as the whole queue would.
+///
+/// # Errors
+/// The queue cannot be read, or `out` cannot be written.
+pub fn score_to_parquet(
+    prio: &SlurmPriority,
+    now: i64,
+    tree: &AssocTree,
+    fs: &FairShare,
+    pending: &PendingSource,
+    out: &Path,
+    observer: &dyn Observer,
+) -> Result<()> {
+    let keep = prio.weights.tres_keys();
+    let format = match pending.format {
+        Some(f) => f,
+        None => PendingFormat::detect(&pending.path)?,
+    };
+    let mut waves = match format {
+        PendingFormat::Parquet => Some(ParquetWaves::open(&pending.path, &keep)?),
+        PendingFormat::Csv | PendingFormat::SqueueJson => None,
+    };
+    // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
+    // still gets a file).
+    let whole = || PendingJobs::read(&pending.path, Some(format), &keep);
+    let meta = jobs_metadata("slurm", fs.params.algorithm, now);
+    let mut sink: Option<ParquetSink> = None;
+    // Writes a scored slice; the first also opens the file with its schema and encodings.
+    let write = |sink: &mut Option<ParquetSink>, batch: Option<RecordBatch>| -> Result<()> {
+        let Some(batch) = batch else { return Ok(()) };
+        match sink {
+            Some(s) => s.write(&batch),
+            None => sink.insert(ParquetSink::create(out, &batch, meta.clone())?).write(&batch),
+        }
+    };
+    let mut held = None;
+    let mut unknown = UnknownJobs::default();
+    let total = waves.as_ref().map(ParquetWaves::rows);
+    let mut scored_jobs = 0u64;
+    let mut chunk = Some(match waves.as_mut().and_then(ParquetWaves::next_wave) {
+        Some(wave) => wave?,
+        None => whole()?,
+    });
+    while let Some(jobs) = chunk.take() {
+        let queue = prio.prepare(&jobs, tree, fs)?;
+        let mut start = 0;
+        loop {
+            let end = (start + JOBS_PER_SLICE).min(jobs.len());
+            let (written, scored) = rayon::join(
+                || write(&mut sink, held.take()),
+                || {
+                    let mut scores = Scores::default();
+                    let rows = queue.score_jobs(start..end, &mut scores);
+                    jobs_batch(scores, &jobs, &prio.weights).map(|b| (b, rows))
+                },
+            );
+            written?;
+            let (batch, rows) = scored?;
+            unknown.note(&jobs, &rows);
+            held = Some(batch);
+            scored_jobs += (end - start) as u64;
+            let total = total.unwrap_or(jobs.len() as u64).max(scored_jobs);
+            observer.progress("scoring the queue", scored_jobs, total, "jobs");
+            start = end;
+            if start >= jobs.len() {
+                break;
+            }
+        }
+        // The next wave is read while this one's last slice is written.
+        let (written, next) =
+            rayon::join(|| write(&mut sink, held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
+        written?;
+        chunk = next.transpose()?;
+    }
+    unknown.warn(observer);
+    match sink {
+        Some(s) => s.finish(),
+        None => Err(Error::Usage("the queue gave no batch to write".into())),
+    }
+}
+
+/// Jobs without an association, which are scored with fair-share 0 as Slurm does: counted over
+/// the queue, and the first described, to be said once.
+#[derive(Debug, Default)]
+struct UnknownJobs {
+    count: usize,
+    first: Option<String>,
+}
+
+impl UnknownJobs {
+    /// The jobs at `rows` of `jobs`.
+    fn of(jobs: &PendingJobs, rows: &[usize]) -> Self {
+        let mut u = UnknownJobs::default();
+        u.note(jobs, rows);
+        u
+    }
+
+    /// Notes the jobs at `rows` of `jobs`.
+    fn note(&mut self, jobs: &PendingJobs, rows: &[usize]) {
+        if let (None, Some(&j)) = (&self.first, rows.first()) {
+            self.first = Some(format!(
+                "job {} (user {}, account {}, {})",
+                jobs.job_id[j],
+                jobs.names.name(jobs.user[j]),
+                jobs.names.name(jobs.account[j]),
+                jobs.location(j)
+            ));
+        }
+        self.count += rows.len();
+    }
+
+    fn warn(&self, observer: &dyn Observer) {
+        if let Some(first) = &self.first {
+            observer
+                .warning(&format!("{} job(s) have no association and score fair-share 0, e.g. {first}", self.count));
+        }
+    }
+}
