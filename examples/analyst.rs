@@ -5,59 +5,34 @@
 //! cargo run --release --example analyst
 //! ```
 //!
-//! Every stage is one library call: read the association tree, charge the month of job records
-//! into it (usage decayed as Slurm's decay thread does), build the tree, run the fair-share pass,
-//! and take its results as a `DataFrame` (`fairshare::frame`). The classic column is what
+//! The library's pipeline does the work (`fairshare::pipeline`): the site file names the tree,
+//! slurm.conf, the QOS and a month of job records; resolving it and asking for the fair share
+//! charges the records (usage decayed as Slurm's decay thread does), builds the tree and runs the
+//! pass; `fairshare::frame` hands the result over as a `DataFrame`. The classic column is what
 //! `fairshare run` (whose seed site sets `PriorityFlags=NO_FAIR_TREE`) writes to sshare.txt.
 
-use std::path::Path;
-
-use fairshare::config::{QosTable, SlurmConf};
-use fairshare::fairshare::{Algorithm, Params, compute};
+use fairshare::fairshare::Algorithm;
 use fairshare::frame::associations_frame;
-use fairshare::tree::AssocTree;
-use fairshare::usage::reset::last_boundary;
-use fairshare::usage::{DecayModel, JobFormat, SlurmDecay, charge_jobs};
+use fairshare::pipeline::{Silent, SiteOptions};
 use polars::prelude::{AnyValue, DataFrame, SortMultipleOptions};
 
-/// The seed site's evaluation time, 2026-01-08T00:00:00 UTC (its site.toml's `now`).
-const NOW: i64 = 1_767_830_400;
-
-/// Usage → tree → fair share for one algorithm, as a `DataFrame` with one row per association.
-fn fair_share(site: &Path, conf: &SlurmConf, qos: &QosTable, algorithm: Algorithm) -> fairshare::Result<DataFrame> {
-    let mut input = fairshare::io::read_tree_input(&site.join("tree.csv"), None)?;
-    // Slurm's decay thread: passes every PriorityCalcPeriod (aligned on it), each decaying usage
-    // by the half-life; Fair Tree charges running jobs on the first pass, classic does not.
-    let calc_period = conf.priority_calc_period.max(1);
-    let last_pass = NOW - NOW.rem_euclid(i64::from(calc_period));
-    let decay = SlurmDecay {
-        half_life: conf.priority_decay_half_life,
-        calc_period,
-        first_pass: 0,
-        now: NOW,
-        charge_job_end: conf.accounting_storage_enforce.charges_job_end(),
-        fair_tree: algorithm == Algorithm::FairTree,
-        reset: last_boundary(conf.priority_usage_reset_period, chrono_tz::UTC, last_pass),
-    };
-    let jobs = site.join("jobs.csv");
-    let report = charge_jobs(&mut input, &jobs, JobFormat::Csv, Some(conf), Some(qos), DecayModel::Slurm(decay), None)?;
-    eprintln!("{:>9}: {} job records, {} charged", algorithm.name(), report.records, report.charged);
-    let tree = AssocTree::build(input)?;
-    let params = Params {
-        dampening: conf.fair_share_dampening_factor,
-        depth_oblivious: conf.priority_flags.depth_oblivious,
-        ..Params::new(algorithm)
-    };
-    let fs = compute(&tree, &params)?;
+/// The seed site's fair share under one algorithm, as a `DataFrame` with one row per association.
+fn fair_share(site_file: &std::path::Path, algorithm: Algorithm) -> fairshare::Result<DataFrame> {
+    // The algorithm as a flag would give it; the rest (slurm.conf, QOS, job records, `now`,
+    // Slurm's decay) from the site file, as `fairshare run --site` takes them.
+    let mut options = SiteOptions { algorithm: Some(algorithm), ..SiteOptions::default() };
+    options.under_site_file(site_file)?;
+    let (tree, fs, charged) = options.resolve()?.fair_share(&Silent)?;
+    if let Some(r) = charged {
+        eprintln!("{:>9}: {} job records, {} charged", algorithm.name(), r.records, r.charged);
+    }
     associations_frame(&tree, &fs)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
-    let conf = fairshare::config::slurm_conf::read(&site.join("slurm.conf"))?;
-    let qos = fairshare::config::qos::read(&site.join("qos.txt"))?;
-    let classic = fair_share(&site, &conf, &qos, Algorithm::Classic)?;
-    let fair_tree = fair_share(&site, &conf, &qos, Algorithm::FairTree)?;
+    let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site/site.toml");
+    let classic = fair_share(&site, Algorithm::Classic)?;
+    let fair_tree = fair_share(&site, Algorithm::FairTree)?;
 
     // Both passes ran over the same tree, so their rows line up (breadth-first order).
     assert!(classic.column("id")?.as_materialized_series().equals(fair_tree.column("id")?.as_materialized_series()));
