@@ -35,13 +35,14 @@ pub enum Error {
     /// A request that cannot be honoured (bad option combination, unknown field name, ...).
     #[error("{0}")]
     Usage(String),
-    /// Arrow or Parquet failed while encoding or decoding a named file.
-    #[error("{}: {message}", path.display())]
+    /// Arrow, Parquet, SQLite or JSON failed while encoding or decoding a named file.
+    #[error("{}: {source}", path.display())]
     Format {
         /// The file being read or written.
         path: PathBuf,
-        /// The underlying library's message.
-        message: String,
+        /// The underlying library's error, kept as the cause (or a message saying what failed).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -70,8 +71,33 @@ impl Error {
         Error::Io { path: path.into(), source }
     }
 
-    /// An Arrow/Parquet/SQLite error on `path`.
-    pub fn format(path: impl Into<PathBuf>, message: impl fmt::Display) -> Self {
-        Error::Format { path: path.into(), message: message.to_string() }
+    /// An Arrow/Parquet/SQLite error on `path`; the error itself stays reachable as the cause
+    /// ([`std::error::Error::source`]), a message (`String`) stands in for one.
+    pub fn format(path: impl Into<PathBuf>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Error::Format { path: path.into(), source: source.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn a_format_error_keeps_its_cause_and_its_words() {
+        let arrow = arrow::error::ArrowError::SchemaError("no column `id`".into());
+        let e = Error::format("tree.parquet", arrow);
+        assert_eq!(e.to_string(), "tree.parquet: Schema error: no column `id`");
+        let cause = e.source().expect("the arrow error is the cause");
+        assert!(cause.downcast_ref::<arrow::error::ArrowError>().is_some());
+        let e = Error::format("db.sqlite", "flux-accounting database: no table `bank_table`".to_string());
+        assert_eq!(e.to_string(), "db.sqlite: flux-accounting database: no table `bank_table`");
+    }
+
+    #[test]
+    fn input_errors_name_the_file_and_line() {
+        assert_eq!(Error::input("tree.csv", 7, "shares: -1").to_string(), "tree.csv:7: shares: -1");
+        assert_eq!(Error::input("tree.csv", None, "empty").to_string(), "tree.csv: empty");
     }
 }

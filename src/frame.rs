@@ -27,7 +27,7 @@ use crate::tree::AssocTree;
 const _: () = assert!(size_of::<FFI_ArrowArray>() == size_of::<ArrowArray>());
 const _: () = assert!(size_of::<FFI_ArrowSchema>() == size_of::<ArrowSchema>());
 
-fn bridge_error(e: impl std::fmt::Display) -> Error {
+fn bridge_error(e: impl std::error::Error + Send + Sync + 'static) -> Error {
     Error::format("<dataframe>", e)
 }
 
