@@ -24,6 +24,7 @@ pub const KNOWN: [&str; 14] = [
     "SMALL_RELATIVE_TO_TIME",
 ];
 
+/// slurm.conf's `PriorityFlags`, one field per flag the engine honours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PriorityFlags {
     /// `ACCRUE_ALWAYS`: age accrues from submit time whatever the job's eligibility.
