@@ -32,8 +32,8 @@ use std::path::Path;
 use crate::error::Result;
 
 /// Reads a whole configuration file (`-` and pipes too, up to
-/// [`MAX_CONFIG_BYTES`](crate::io::source::MAX_CONFIG_BYTES)), naming it (and the line of the
+/// [`MAX_CONFIG_BYTES`](crate::io::read::source::MAX_CONFIG_BYTES)), naming it (and the line of the
 /// first bad byte) in the error.
 fn read_text(path: &Path) -> Result<String> {
-    crate::io::source::read_config(path)
+    crate::io::read::source::read_config(path)
 }

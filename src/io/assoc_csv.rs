@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::text::{parse_shares, parse_usage, split_csv, strip_zero_fraction};
+use super::read::fields::{split_csv, strip_zero_fraction};
+use super::tree_values::{parse_shares, parse_usage};
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, SiblingOrder, TreeInput};
 

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use super::text::{parse_usage, split_csv, strip_zero_fraction};
+use super::read::fields::{split_csv, strip_zero_fraction};
+use super::tree_values::parse_usage;
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 

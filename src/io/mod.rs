@@ -12,14 +12,13 @@
 pub mod assoc_csv;
 pub mod flux_csv;
 pub mod flux_db;
-pub(crate) mod parquet_columns;
 pub mod parquet_tree;
-pub(crate) mod row_groups;
-pub use row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};
+pub mod read;
+pub use read::row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};
+pub use read::source;
 pub mod sacctmgr_dump;
-pub mod source;
 pub mod sshare_dump;
-pub(crate) mod text;
+pub(crate) mod tree_values;
 
 use std::path::Path;
 
@@ -64,7 +63,7 @@ impl TreeFormat {
     /// # Errors
     /// The file cannot be read or matches no format.
     pub fn detect(path: &Path) -> Result<TreeFormat> {
-        let head = source::head(path, 4096)?;
+        let head = read::source::head(path, 4096)?;
         if head.starts_with(b"PAR1") {
             return Ok(TreeFormat::Parquet);
         }
@@ -86,7 +85,7 @@ impl TreeFormat {
             return Ok(TreeFormat::Sshare);
         }
         // Field by field, as the readers split them: pyarrow's `write_csv` quotes every header name.
-        let fields = text::split_csv(first).unwrap_or_default();
+        let fields = read::fields::split_csv(first).unwrap_or_default();
         let fields: Vec<&str> = fields.iter().map(|f| f.trim()).collect();
         if fields.contains(&"parent_id") {
             return Ok(TreeFormat::AssocCsv);
@@ -115,8 +114,8 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
     }
     // A stream's size is known once it is read.
     let text = || {
-        let text = text::read_to_string(path)?;
-        if source::is_stream(path) {
+        let text = read::source::read_to_string(path)?;
+        if read::source::is_stream(path) {
             fits(text.len() as u64)?;
         }
         Ok::<_, Error>(text)

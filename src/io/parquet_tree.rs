@@ -24,9 +24,10 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::file::metadata::KeyValue;
 use rayon::prelude::*;
 
-use super::parquet_columns::{Bad, floats, holds_text, integers, strings};
-use super::row_groups::{first_rows, group_reader, guarded, open_checked};
-use super::text::{MAX_SHARES, parse_shares, parse_usage, strip_zero_fraction};
+use super::read::fields::strip_zero_fraction;
+use super::read::parquet_columns::{Bad, floats, holds_text, integers, strings};
+use super::read::row_groups::{first_rows, group_reader, guarded, open_checked};
+use super::tree_values::{MAX_SHARES, parse_shares, parse_usage};
 use crate::error::{Error, Result};
 use crate::output::parquet::write_parquet;
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeColumns, TreeInput, records_batch};

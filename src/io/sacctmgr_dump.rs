@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::text::read_to_string;
+use super::read::source::read_to_string;
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 

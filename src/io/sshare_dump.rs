@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::text::{parse_shares, parse_usage};
+use super::tree_values::{parse_shares, parse_usage};
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 

@@ -159,8 +159,8 @@ fn instant_column(path: &Path, batch: &RecordBatch) -> Result<ArrayRef> {
 }
 
 fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
-    crate::io::row_groups::guarded(path, || {
-        let (file, metadata) = crate::io::row_groups::open_checked(path, ArrowReaderOptions::new())?;
+    crate::io::read::row_groups::guarded(path, || {
+        let (file, metadata) = crate::io::read::row_groups::open_checked(path, ArrowReaderOptions::new())?;
         let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
         let algorithm = builder
             .metadata()

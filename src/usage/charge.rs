@@ -15,7 +15,7 @@ type StrMap<V> = std::collections::HashMap<Box<str>, V, foldhash::fast::FixedSta
 use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, billable};
 use crate::error::{Error, Result};
-use crate::jobs::check_time;
+use crate::io::read::time::check_time;
 use crate::tree::TreeInput;
 
 use super::{ExactDecay, JobRef, SlurmDecay};

@@ -8,9 +8,10 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::{ChargeContext, JobSink, UsageCharger};
+use super::JobSink;
+use super::charge::{ChargeContext, UsageCharger};
 use crate::error::{Error, Result};
-use crate::io::source::{self, Input, MAX_LINE_BYTES};
+use crate::io::read::source::{self, Input, MAX_LINE_BYTES};
 
 /// Bytes per block (whole lines are added to reach the next line break).
 const BLOCK: usize = 64 << 20;

@@ -15,16 +15,15 @@ use arrow::datatypes::{DataType, Int64Type, TimeUnit, UInt64Type};
 use arrow::error::ArrowError;
 use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 
-use crate::error::{Error, Result};
-use crate::io::parquet_columns::{self, Bad, holds_text, integers};
-use crate::io::row_groups::{first_rows, group_reader, guarded, open_checked};
-use crate::io::text::{recycle, split_fields};
-
+use super::charge::{ChargeContext, UsageCharger};
 use super::lines::{LineParser, read_header, read_lines};
-use crate::jobs::{parse_timestamp, whole_numbers};
-
 use super::swf::SwfTree;
-use super::{ChargeContext, JobRef, JobSink, UsageCharger};
+use super::{JobRef, JobSink};
+use crate::error::{Error, Result};
+use crate::io::read::fields::{recycle, split_fields};
+use crate::io::read::parquet_columns::{self, Bad, holds_text, integers, whole_numbers};
+use crate::io::read::row_groups::{first_rows, group_reader, guarded, open_checked};
+use crate::io::read::time::parse_time_field;
 
 /// The formats job records come in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +59,7 @@ impl JobFormat {
     /// # Errors
     /// The file cannot be read.
     pub fn detect(path: &Path) -> Result<JobFormat> {
-        let head = &crate::io::source::head(path, 4096)?;
+        let head = &crate::io::read::source::head(path, 4096)?;
         if head.starts_with(b"PAR1") {
             return Ok(JobFormat::Parquet);
         }
@@ -94,14 +93,6 @@ pub fn for_each_job(path: &Path, format: JobFormat, sink: &mut JobSink<'_>) -> R
 }
 
 const CANONICAL: &str = "job_id,user,account,partition,qos,start,end,tres_alloc";
-
-/// Reads a time field: empty, `Unknown` and `None` mean unset.
-pub(crate) fn parse_time_field(text: &str) -> Result<Option<i64>, String> {
-    match text.trim() {
-        "" | "Unknown" | "None" => Ok(None),
-        t => parse_timestamp(t).map(Some),
-    }
-}
 
 /// Streams canonical CSV records.
 ///

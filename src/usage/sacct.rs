@@ -25,9 +25,9 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::lines::{LineParser, read_header, read_lines};
-use super::records::parse_time_field;
 use super::{JobRef, JobSink};
 use crate::error::{Error, Result};
+use crate::io::read::time::parse_time_field;
 
 /// What the required-column messages list, in sacct's spelling.
 const REQUIRED: &str = "User, Account, Partition, Start, JobIDRaw or JobID, End or Elapsed, AllocTRES or NCPUS";

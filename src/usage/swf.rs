@@ -81,7 +81,7 @@ const PARTIAL: [i64; 3] = [2, 3, 4];
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> {
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, crate::io::source::open(path)?);
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, crate::io::read::source::open(path)?);
     let mut buf = String::new();
     let mut line_no = 0u64;
     let mut anchor = 0i64;
@@ -219,7 +219,7 @@ fn next_line(reader: &mut impl BufRead, buf: &mut String, line_no: &mut u64, pat
     loop {
         buf.clear();
         *line_no += 1;
-        match crate::io::source::read_line(reader, buf, path, *line_no)? {
+        match crate::io::read::source::read_line(reader, buf, path, *line_no)? {
             0 => return Ok(false),
             _ if buf.trim().is_empty() => continue,
             _ => {

@@ -12,15 +12,14 @@ use std::fmt::Display;
 use std::path::Path;
 
 use arrow::array::{
-    Array, ArrayRef, ArrowNumericType, ArrowPrimitiveType, AsArray, Float64Array, Int32Array, PrimitiveArray,
-    StringArray,
+    Array, ArrayRef, ArrowNumericType, ArrowPrimitiveType, AsArray, Float64Array, Int32Array, Int64Array,
+    PrimitiveArray, StringArray,
 };
 use arrow::compute::{CastOptions, cast, cast_with_options};
 use arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type, UInt64Type};
 use arrow::error::ArrowError;
 
 use crate::error::Error;
-use crate::jobs::whole_numbers;
 
 /// A cast that fails on a value it cannot convert instead of making it a null.
 pub(crate) const STRICT: CastOptions<'static> =
@@ -201,6 +200,28 @@ pub(crate) fn numbers(a: &ArrayRef, name: &str) -> Result<ArrayRef, Bad> {
     }
 }
 
+/// A float column's values as integers, when every value holds a whole number that f64 stores
+/// exactly (|v| <= 2^53): pandas stores an integer column with gaps as floats. Nulls stay null.
+///
+/// # Errors
+/// The index and value of the first value that is not such a whole number.
+///
+/// # Example
+/// ```
+/// use arrow::array::{Array, Float64Array};
+/// use fairshare::io::read::parquet_columns::whole_numbers;
+/// let ints = whole_numbers(&Float64Array::from(vec![Some(1767830400.0), None])).unwrap();
+/// assert_eq!((ints.value(0), ints.is_null(1)), (1767830400, true));
+/// assert_eq!(whole_numbers(&Float64Array::from(vec![2.0, 2.5])).unwrap_err(), (1, 2.5));
+/// ```
+pub fn whole_numbers(f: &Float64Array) -> Result<Int64Array, (usize, f64)> {
+    let whole = |v: f64| v.fract() == 0.0 && v.abs() <= (1u64 << 53) as f64;
+    if let Some(i) = (0..f.len()).find(|&i| f.is_valid(i) && !whole(f.value(i))) {
+        return Err((i, f.value(i)));
+    }
+    Ok(f.iter().map(|v| v.map(|v| v as i64)).collect())
+}
+
 /// Column `name` as integers of type `T` no greater than `max`: integers of any width that fit,
 /// floats holding whole numbers (pandas stores an integer column with gaps as floats), and text
 /// read by `parse` (the CSV reader's parse of the field), blank text being null; in a dictionary
@@ -307,7 +328,7 @@ fn parsed<T: ArrowPrimitiveType>(
 mod tests {
     use std::sync::Arc;
 
-    use arrow::array::{BinaryArray, DictionaryArray, Int8Array, Int64Array, ListArray, UInt32Array, UInt64Array};
+    use arrow::array::{BinaryArray, DictionaryArray, Int8Array, ListArray, UInt32Array, UInt64Array};
     use arrow::datatypes::{Int8Type, UInt32Type};
 
     use super::*;

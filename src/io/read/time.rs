@@ -1,32 +1,7 @@
-//! Helpers for large job files: a CSV field splitter that borrows, timestamps, name interning,
-//! whole numbers stored as floats.
+//! Timestamps: the range of times this crate accepts, and the text that names a time (epoch
+//! seconds or a UTC date and time, on the command line, in a site file or in a record's field).
 
-use std::collections::HashMap;
-
-use rustc_hash::FxBuildHasher;
-
-/// A float column's values as integers, when every value holds a whole number that f64 stores
-/// exactly (|v| <= 2^53): pandas stores an integer column with gaps as floats. Nulls stay null.
-///
-/// # Errors
-/// The index and value of the first value that is not such a whole number.
-///
-/// # Example
-/// ```
-/// use arrow::array::{Array, Float64Array};
-/// use fairshare::jobs::whole_numbers;
-/// let ints = whole_numbers(&Float64Array::from(vec![Some(1767830400.0), None])).unwrap();
-/// assert_eq!((ints.value(0), ints.is_null(1)), (1767830400, true));
-/// assert_eq!(whole_numbers(&Float64Array::from(vec![2.0, 2.5])).unwrap_err(), (1, 2.5));
-/// ```
-pub fn whole_numbers(f: &arrow::array::Float64Array) -> Result<arrow::array::Int64Array, (usize, f64)> {
-    use arrow::array::Array;
-    let whole = |v: f64| v.fract() == 0.0 && v.abs() <= (1u64 << 53) as f64;
-    if let Some(i) = (0..f.len()).find(|&i| f.is_valid(i) && !whole(f.value(i))) {
-        return Err((i, f.value(i)));
-    }
-    Ok(f.iter().map(|v| v.map(|v| v as i64)).collect())
-}
+use super::fields::strip_zero_fraction;
 
 /// The times this crate accepts, in epoch seconds: 1970-01-01T00:00:00 to 9999-12-31T23:59:59 UTC.
 /// Every time parsed from text (options, CSV and sacct fields) and every job record's start and end
@@ -59,7 +34,7 @@ pub fn check_time(t: i64) -> Result<i64, String> {
 ///
 /// # Example
 /// ```
-/// use fairshare::jobs::parse_timestamp;
+/// use fairshare::io::read::time::parse_timestamp;
 /// assert_eq!(parse_timestamp("1767830400"), Ok(1767830400));
 /// assert_eq!(parse_timestamp("2026-01-08T00:00:00"), Ok(1767830400));
 /// assert_eq!(parse_timestamp("2026-01-08"), Ok(1767830400));
@@ -83,6 +58,17 @@ pub fn parse_time_arg(text: &str) -> Result<i64, String> {
         return check_time(now as i64);
     }
     parse_timestamp(text)
+}
+
+/// Reads a time field of a record: empty, `Unknown` and `None` mean unset.
+///
+/// # Errors
+/// As [`parse_timestamp`].
+pub(crate) fn parse_time_field(text: &str) -> Result<Option<i64>, String> {
+    match text.trim() {
+        "" | "Unknown" | "None" => Ok(None),
+        t => parse_timestamp(t).map(Some),
+    }
 }
 
 /// Splits a trailing `Z`, `±HH:MM` or `±HHMM` off a date-time, as seconds east of UTC.
@@ -109,7 +95,7 @@ fn utc_offset(t: &str) -> Option<(&str, i64)> {
 /// [`parse_timestamp`] without the range check.
 fn parse_any_timestamp(text: &str) -> Result<i64, String> {
     let t = text.trim();
-    if let Ok(v) = crate::io::text::strip_zero_fraction(t).parse::<i64>() {
+    if let Ok(v) = strip_zero_fraction(t).parse::<i64>() {
         return Ok(v);
     }
     let bad = || {
@@ -159,46 +145,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Names mapped to dense ids, so per-job columns hold integers.
-#[derive(Clone, Debug, Default)]
-pub struct Interner {
-    ids: HashMap<Box<str>, u32, FxBuildHasher>,
-    names: Vec<Box<str>>,
-}
-
-impl Interner {
-    /// The id of `name`, adding it when new.
-    pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
-        }
-        let id = self.names.len() as u32;
-        self.names.push(name.into());
-        self.ids.insert(name.into(), id);
-        id
-    }
-
-    /// The id of `name`, if known.
-    pub fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
-    }
-
-    /// The name of `id`.
-    pub fn name(&self, id: u32) -> &str {
-        &self.names[id as usize]
-    }
-
-    /// Number of names.
-    pub fn len(&self) -> usize {
-        self.names.len()
-    }
-
-    /// True when no name was interned.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +155,15 @@ mod tests {
         assert_eq!(parse_timestamp("2000-02-29 12:00:00"), Ok(951_825_600));
         assert!(parse_timestamp("2001-02-29T00:00:00").is_err());
         assert!(parse_timestamp("Unknown").is_err());
+    }
+
+    #[test]
+    fn a_time_field_may_be_unset() {
+        for unset in ["", " ", "Unknown", "None"] {
+            assert_eq!(parse_time_field(unset), Ok(None), "{unset:?}");
+        }
+        assert_eq!(parse_time_field(" 2026-01-08 "), Ok(Some(1_767_830_400)));
+        assert!(parse_time_field("unknown").unwrap_err().contains("is neither epoch seconds nor"));
     }
 
     #[test]

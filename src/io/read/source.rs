@@ -344,6 +344,11 @@ pub(crate) fn read_text(path: &Path, max_line: Option<usize>) -> Result<String> 
     text(path, bytes)
 }
 
+/// Reads a whole line-oriented text input (a file, `-` or a pipe), naming it in the error.
+pub(crate) fn read_to_string(path: &Path) -> Result<String> {
+    read_text(path, Some(MAX_LINE_BYTES))
+}
+
 /// Reads all of the configuration file `path` as text.
 ///
 /// # Errors

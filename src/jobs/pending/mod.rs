@@ -1,0 +1,101 @@
+//! The pending queue, columnar: one entry per job, names interned.
+//!
+//! Inputs:
+//! - CSV/Parquet with `job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,
+//!   time_limit,nice,site_factor,tres_req` (extra columns allowed; `urgency` is read for flux);
+//!   times as epoch seconds or `YYYY-MM-DDTHH:MM:SS`; `partition` and `qos` may be comma lists;
+//!   `time_limit` in minutes or Slurm's time syntax, empty or `UNLIMITED` meaning the partition's
+//!   MaxTime; `tres_req` a TRES string.
+//! - `squeue --json` (pending jobs only; numbers plain or as data_parser's `{"set", "infinite",
+//!   "number"}`). Every entry of `jobs` must be an object with a `job_state`, and a pending one
+//!   needs `job_id`, `submit_time`, `user_name`, `account` and `partition`.
+//!
+//! The columns and the checks every job passes are in `queue`; each format has its reader (`csv`,
+//! `parquet`, `squeue_json`), and the CSV and Parquet readers share the canonical header
+//! (`columns`).
+
+mod columns;
+mod csv;
+mod parquet;
+mod queue;
+mod squeue_json;
+
+use std::path::Path;
+
+pub use self::parquet::ParquetWaves;
+use self::queue::KeptTres;
+pub use self::queue::{DEFAULT_URGENCY, NO_VAL, PendingFormat, PendingJobs};
+use crate::config::tres::Tres;
+use crate::error::Result;
+use crate::io::read::source;
+
+impl PendingFormat {
+    /// Tells the format of `path` from its first bytes.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn detect(path: &Path) -> Result<Self> {
+        let head = source::head(path, 64)?;
+        Ok(if head.starts_with(b"PAR1") {
+            PendingFormat::Parquet
+        } else if squeue_json::starts_json(&head) {
+            PendingFormat::SqueueJson
+        } else {
+            PendingFormat::Csv
+        })
+    }
+}
+
+impl PendingJobs {
+    /// Reads a pending-jobs file, keeping the requested counts of the TRES in `keep`.
+    ///
+    /// # Errors
+    /// An unreadable file, a missing column, or a bad value, naming the line or row.
+    pub fn read(path: &Path, format: Option<PendingFormat>, keep: &[Tres]) -> Result<Self> {
+        let format = match format {
+            Some(f) => f,
+            None => PendingFormat::detect(path)?,
+        };
+        let mut jobs = PendingJobs { format, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
+        let mut kept = KeptTres::new(keep);
+        let fits =
+            |rows: u64| crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB);
+        // Text queues run about 80 bytes per job.
+        let text_rows = || crate::memory::file_size(path) / 80;
+        match format {
+            PendingFormat::Parquet => {
+                let waves = ParquetWaves::open(path, keep)?;
+                fits(waves.rows())?;
+                jobs.read_parquet(waves)?;
+            }
+            PendingFormat::Csv => {
+                fits(text_rows())?;
+                jobs.read_csv(path, &mut kept)?;
+            }
+            PendingFormat::SqueueJson => {
+                fits(text_rows())?;
+                jobs.read_squeue_json(path, &mut kept)?;
+            }
+        }
+        Ok(jobs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_format_is_told_by_the_first_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let detect = |bytes: &[u8]| {
+            let path = dir.path().join("queue");
+            std::fs::write(&path, bytes).unwrap();
+            PendingFormat::detect(&path).unwrap()
+        };
+        assert_eq!(detect(b"PAR1\0\0"), PendingFormat::Parquet);
+        assert_eq!(detect(b" \n\t{\"jobs\": []}"), PendingFormat::SqueueJson);
+        assert_eq!(detect(b"job_id,user\n{"), PendingFormat::Csv);
+        assert_eq!(detect(b""), PendingFormat::Csv);
+    }
+}
