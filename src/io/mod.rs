@@ -124,7 +124,7 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
         TreeFormat::AssocCsv => assoc_csv::parse(path, &text()?),
         TreeFormat::Sshare => sshare_dump::parse(path, &text()?),
         TreeFormat::FluxCsv => flux_csv::parse(path, &text()?),
-        TreeFormat::FluxDb => flux_db::read(path),
+        TreeFormat::FluxDb => flux_db::tree::read(path),
         TreeFormat::Parquet => parquet_tree::read(path),
         TreeFormat::SacctmgrDump => sacctmgr_dump::read(path),
     }

@@ -11,7 +11,6 @@ use rustc_hash::FxBuildHasher;
 
 use super::{NONE, Scores};
 use crate::fairshare::FairShare;
-use crate::io::flux_db::FluxPriorityTables;
 use crate::jobs::PendingJobs;
 use crate::tree::AssocTree;
 
@@ -32,6 +31,18 @@ impl Default for FluxWeights {
     fn default() -> Self {
         FluxWeights { fairshare: 100_000, queue: 10_000, bank: 0, urgency: 1000 }
     }
+}
+
+/// The tables flux-accounting's priority plugin reads besides the fair-share values (filled by
+/// [`crate::io::flux_db::priority::read_priority_tables`]).
+#[derive(Clone, Debug, Default)]
+pub struct FluxPriorityTables {
+    /// `priority_factor_weight_table` (defaults where a row is missing).
+    pub weights: FluxWeights,
+    /// `queue_table.priority` by queue name.
+    pub queues: HashMap<String, i32>,
+    /// `bank_table.priority` by bank name.
+    pub banks: HashMap<String, f64>,
 }
 
 /// `FLUX_JOB_URGENCY_HOLD`.

@@ -11,52 +11,53 @@ use std::path::Path;
 
 use rusqlite::types::ValueRef;
 
-use super::flux::parse_r;
-use super::{JobRef, JobSink};
-use crate::error::{Error, Result};
+use super::{db_err, open_read};
+use crate::error::Result;
+use crate::usage::flux::parse_r;
+use crate::usage::{JobRef, JobSink};
 
 /// Streams the `jobs` table of a flux-accounting database, in rowid order.
 ///
 /// # Errors
 /// `-` or a stream, not a readable SQLite database, no `jobs` table, or the sink's error.
 pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
-    let err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    let conn = crate::io::flux_db::open_read(path)?;
+    let err = db_err(path);
+    let conn = open_read(path)?;
     let mut names: HashMap<i64, String> = HashMap::new();
     {
-        let mut q = conn.prepare("SELECT userid, username FROM association_table ORDER BY rowid").map_err(err)?;
-        let mut rows = q.query([]).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
+        let mut q = conn.prepare("SELECT userid, username FROM association_table ORDER BY rowid").map_err(&err)?;
+        let mut rows = q.query([]).map_err(&err)?;
+        while let Some(r) = rows.next().map_err(&err)? {
             if let (Ok(id), Ok(name)) = (r.get::<_, i64>(0), r.get::<_, String>(1)) {
                 names.entry(id).or_insert(name);
             }
         }
     }
     let mut q =
-        conn.prepare("SELECT rowid, id, userid, bank, t_run, t_inactive, R FROM jobs ORDER BY rowid").map_err(err)?;
-    let mut rows = q.query([]).map_err(err)?;
+        conn.prepare("SELECT rowid, id, userid, bank, t_run, t_inactive, R FROM jobs ORDER BY rowid").map_err(&err)?;
+    let mut rows = q.query([]).map_err(&err)?;
     let mut tres = String::new();
     let seconds = |v: ValueRef<'_>| match v {
         ValueRef::Integer(i) => Some(i),
         ValueRef::Real(f) if f.is_finite() => Some(f as i64),
         _ => None,
     };
-    while let Some(r) = rows.next().map_err(err)? {
-        let row: i64 = r.get(0).map_err(err)?;
-        let user = match r.get_ref(2).map_err(err)? {
+    while let Some(r) = rows.next().map_err(&err)? {
+        let row: i64 = r.get(0).map_err(&err)?;
+        let user = match r.get_ref(2).map_err(&err)? {
             ValueRef::Integer(id) => names.get(&id).map_or("", String::as_str),
             _ => "",
         };
-        let bank = match r.get_ref(3).map_err(err)? {
+        let bank = match r.get_ref(3).map_err(&err)? {
             ValueRef::Text(t) => std::str::from_utf8(t).unwrap_or(""),
             _ => "",
         };
-        let resources = match r.get_ref(6).map_err(err)? {
+        let resources = match r.get_ref(6).map_err(&err)? {
             ValueRef::Text(t) | ValueRef::Blob(t) => parse_r(t),
             _ => None,
         };
         let (Some(res), Some(start), Some(end)) =
-            (resources, seconds(r.get_ref(4).map_err(err)?), seconds(r.get_ref(5).map_err(err)?))
+            (resources, seconds(r.get_ref(4).map_err(&err)?), seconds(r.get_ref(5).map_err(&err)?))
         else {
             continue;
         };

@@ -1,4 +1,4 @@
-//! `flux-db`: a flux-accounting SQLite database, read with the rules of its C++ reader
+//! The association tree of a flux-accounting database, read with the rules of its C++ reader
 //! (`data_reader_db.cpp`).
 //!
 //! The root is the first bank with an empty `parent_bank`. A bank with any sub-bank row (active or
@@ -6,14 +6,11 @@
 //! a bank without sub-banks takes its active associations, ordered by username. Inactive banks and
 //! their subtrees are left out. Bank usage is the sum of its active users' `job_usage`. A
 //! `parent_bank` cycle is refused: the C++ reader would silently leave out its banks and users.
-//!
-//! Reading never leaves files beside the database ([`open_read`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
-
+use super::{db_err, open_read};
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 
@@ -23,7 +20,7 @@ use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 /// The file is `-` or a stream, cannot be opened as SQLite, lacks `bank_table`/`association_table`,
 /// has no root bank, has a `parent_bank` cycle, or has a negative share count.
 pub fn read(path: &Path) -> Result<TreeInput> {
-    let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
+    let err = db_err(path);
     let conn = open_read(path)?;
     let root: String = conn
         .query_row("SELECT bank FROM bank_table WHERE parent_bank='' LIMIT 1", [], |r| r.get(0))
@@ -31,14 +28,14 @@ pub fn read(path: &Path) -> Result<TreeInput> {
             rusqlite::Error::QueryReturnedNoRows => {
                 Error::input(path, None, "no root bank: no bank_table row has parent_bank=''")
             }
-            e => db_err(e),
+            e => err(e),
         })?;
-    let mut shares_q = conn.prepare("SELECT shares FROM bank_table WHERE bank=?1").map_err(db_err)?;
+    let mut shares_q = conn.prepare("SELECT shares FROM bank_table WHERE bank=?1").map_err(&err)?;
     let mut banks_q =
-        conn.prepare("SELECT bank, active FROM bank_table WHERE parent_bank=?1 ORDER BY bank").map_err(db_err)?;
+        conn.prepare("SELECT bank, active FROM bank_table WHERE parent_bank=?1 ORDER BY bank").map_err(&err)?;
     let mut assoc_q = conn
         .prepare("SELECT username, shares, job_usage, active FROM association_table WHERE bank=?1 ORDER BY username")
-        .map_err(db_err)?;
+        .map_err(&err)?;
 
     let mut records: Vec<AssocRecord> = Vec::new();
     let mut next_id = 1u64;
@@ -66,15 +63,15 @@ pub fn read(path: &Path) -> Result<TreeInput> {
         records.push(AssocRecord::account(id, parent_id, bank.clone(), Shares::Value(shares), id));
         let subs: Vec<(String, bool)> = banks_q
             .query_map([&bank], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? != 0)))
-            .map_err(db_err)?
+            .map_err(&err)?
             .collect::<std::result::Result<_, _>>()
-            .map_err(db_err)?;
+            .map_err(&err)?;
         if subs.is_empty() {
             let rows = assoc_q
                 .query_map([&bank], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, f64>(2)?, r.get::<_, i64>(3)? != 0))
                 })
-                .map_err(db_err)?;
+                .map_err(&err)?;
             for row in rows {
                 let (user, shares, usage, active) = row.map_err(|e| {
                     Error::format(
@@ -121,7 +118,7 @@ pub fn read(path: &Path) -> Result<TreeInput> {
     let banks: Vec<(String, Option<String>)> = conn
         .prepare("SELECT bank, parent_bank FROM bank_table ORDER BY rowid")
         .and_then(|mut q| q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-        .map_err(db_err)?;
+        .map_err(&err)?;
     let root = records.first().map_or("", |r| r.account.as_str());
     check_parent_cycles(path, root, &banks.iter().map(|(b, p)| (b.as_str(), p.as_deref())).collect::<Vec<_>>())?;
     Ok(TreeInput {
@@ -132,45 +129,13 @@ pub fn read(path: &Path) -> Result<TreeInput> {
     })
 }
 
-/// Opens a flux-accounting database for reading, leaving nothing beside it.
-///
-/// A read-only connection to a WAL-mode database creates its `-wal` and `-shm` files but, unable
-/// to checkpoint, never removes them. So when neither exists, the database is opened read-write
-/// with `query_only` set (nothing is written): closing the last connection then removes both
-/// under SQLite's exclusive lock, which it gets only if no other process opened the database
-/// meanwhile. Files that existed before belong to another process, or hold transactions not yet
-/// checkpointed: the connection is then read-only and they are left as they are.
-///
-/// # Errors
-/// The file is `-` or a stream, or SQLite cannot open it.
-pub fn open_read(path: &Path) -> Result<Connection> {
-    let db_err = |e: rusqlite::Error| Error::format(path, format!("flux-accounting database: {e}"));
-    crate::io::source::require_file(path, "a flux-accounting database")?;
-    // Header bytes 18 and 19 (file format write and read versions) are 2 in WAL mode. A file that
-    // cannot be read is left to SQLite to report.
-    let wal_mode = crate::io::source::head(path, 20).is_ok_and(|h| h.get(18..20) == Some(&[2, 2][..]));
-    let absent = |suffix: &str| {
-        let mut beside = path.as_os_str().to_owned();
-        beside.push(suffix);
-        std::fs::symlink_metadata(beside).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-    };
-    let access = if wal_mode && absent("-wal") && absent("-shm") {
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-    } else {
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-    };
-    let conn = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX).map_err(db_err)?;
-    conn.pragma_update(None, "query_only", true).map_err(db_err)?;
-    Ok(conn)
-}
-
 /// An error naming the banks of a `parent_bank` cycle, if `banks` (`(bank, parent_bank)` rows in
 /// rowid order, `None` for NULL) have one. Its banks cannot be under the root bank `root`, so
 /// both flux-accounting readers would silently leave them and their users out.
 ///
 /// # Errors
 /// The first cycle found, from the first of its banks in rowid order.
-pub(crate) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Option<&str>)]) -> Result<()> {
+pub(super) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Option<&str>)]) -> Result<()> {
     let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
     for &(bank, parent) in banks {
         // A bank listed twice has two parents: each is followed.
@@ -214,46 +179,6 @@ pub(crate) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Optio
         }
     }
     Ok(())
-}
-
-/// The tables flux-accounting's priority plugin reads besides the fair-share values.
-#[derive(Clone, Debug, Default)]
-pub struct FluxPriorityTables {
-    /// `priority_factor_weight_table` (defaults where a row is missing).
-    pub weights: crate::priority::flux::FluxWeights,
-    /// `queue_table.priority` by queue name.
-    pub queues: std::collections::HashMap<String, i32>,
-    /// `bank_table.priority` by bank name.
-    pub banks: std::collections::HashMap<String, f64>,
-}
-
-/// Reads the priority weights, queue priorities and bank priorities of a flux-accounting database.
-/// Tables or columns an older schema lacks leave the plugin's defaults.
-///
-/// # Errors
-/// The file is `-` or a stream, or not a readable SQLite database.
-pub fn read_priority_tables(path: &Path) -> Result<FluxPriorityTables> {
-    let conn = open_read(path)?;
-    let mut tables = FluxPriorityTables::default();
-    // A missing table is an older schema, not an error.
-    let rows = |sql: &str| -> Vec<(String, f64)> {
-        conn.prepare(sql)
-            .and_then(|mut q| q.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?)))?.collect())
-            .unwrap_or_default()
-    };
-    for (factor, weight) in rows("SELECT factor, weight FROM priority_factor_weight_table") {
-        let w = weight as i32;
-        match factor.as_str() {
-            "fairshare" => tables.weights.fairshare = w,
-            "queue" => tables.weights.queue = w,
-            "bank" => tables.weights.bank = w,
-            "urgency" => tables.weights.urgency = w,
-            _ => {}
-        }
-    }
-    tables.queues = rows("SELECT queue, priority FROM queue_table").into_iter().map(|(q, p)| (q, p as i32)).collect();
-    tables.banks = rows("SELECT bank, priority FROM bank_table").into_iter().collect();
-    Ok(tables)
 }
 
 #[cfg(test)]
