@@ -1,8 +1,8 @@
 //! `flux-db`: a flux-accounting SQLite database, the one place it is opened.
 //!
 //! Every reader opens it with [`open_read`], which never leaves files beside the database; the
-//! usage write-back opens it with [`open_write`]. SQLite's errors all read
-//! `flux-accounting database: ...` ([`db_err`]). The parts:
+//! usage write-back opens it with `open_write`. SQLite's errors all read
+//! `flux-accounting database: ...` (`db_err`). The parts:
 //!
 //! | module | what |
 //! |---|---|
