@@ -1,7 +1,9 @@
 //! Writers, one module per output format.
 
+pub mod assoc_csv;
 pub mod atomic;
 pub mod parquet;
+pub mod shares;
 pub mod sprio;
 pub mod sshare;
 

@@ -32,7 +32,12 @@
 //!
 //! [`compute`] is pure: it takes the hardware ([`Hardware`], e.g. [`Hardware::from_slurm_conf`]) and
 //! the site's choices ([`SharePolicy`]) and returns a [`ShareReport`]. [`tree_accounts`],
-//! [`set_tree_shares`] and [`flat_tree`] connect it to association trees.
+//! [`set_tree_shares`] and [`flat_tree`] connect it to association trees. [`read_hardware_file`]
+//! reads both from a site's hardware file ([`hardware_file`]).
+
+pub mod hardware_file;
+
+pub use hardware_file::{HardwareSite, read_hardware_file};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
