@@ -32,7 +32,7 @@ pub fn run_flux_db(
     let mut usage = FluxDbUsage::load(db)?;
     usage.update(now as f64);
     let updated: HashMap<(&str, &str), f64> = usage.job_usages().map(|(u, b, v)| ((u, b), v)).collect();
-    let mut input = crate::io::flux_db::read(db)?;
+    let mut input = crate::io::flux_db::tree::read(db)?;
     for r in &mut input.records {
         if let Some(v) = r.user.as_deref().and_then(|u| updated.get(&(u, r.account.as_str()))) {
             r.usage = *v;

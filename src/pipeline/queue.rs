@@ -99,7 +99,7 @@ impl Queue {
         let assoc = tree.load()?;
         let fs = crate::fairshare::compute(&assoc, &params)?;
         let tables = match (&tree.path, tree.format) {
-            (Some(p), Some(TreeFormat::FluxDb)) => crate::io::flux_db::read_priority_tables(p)?,
+            (Some(p), Some(TreeFormat::FluxDb)) => crate::io::flux_db::priority::read_priority_tables(p)?,
             _ => Default::default(),
         };
         let jobs = PendingJobs::read(&pending.path, pending.format, &[])?;

@@ -15,7 +15,7 @@
 //! update-usage reads, updates in memory, and writes back in one transaction what update-usage
 //! writes, together with the result of update-fshare (computed elsewhere in the crate), so one
 //! run replaces both cron steps. This module is the model only: the SQL (loading, writing back,
-//! [`FluxUsageConfig::read`]) is [`crate::io::flux_db::usage_state`].
+//! [`FluxUsageConfig::read`]) is [`crate::usage::flux_db::usage_state`].
 //! [`clean_usage`] is the same bin model without the quirks, for plain job records.
 
 use std::path::Path;
@@ -484,7 +484,7 @@ pub(crate) struct DbJob {
 
 /// Everything `flux account-update-usage` reads from a flux-accounting database, and the result of
 /// running it in memory. [`load`](Self::load) and [`write_back`](Self::write_back) are in
-/// [`crate::io::flux_db::usage_state`].
+/// [`crate::usage::flux_db::usage_state`].
 ///
 /// ```no_run
 /// # fn main() -> fairshare::Result<()> {

@@ -3,7 +3,7 @@
 //! Readers stream job records as borrowed [`JobRef`]s into a sink, so memory does not grow with
 //! the length of the history: the canonical CSV/Parquet records ([`records`]), `sacct -P` text
 //! ([`sacct`]), Standard Workload Format traces ([`swf`]) and a flux-accounting database's `jobs`
-//! table ([`crate::io::flux_db::jobs`]). The [`charge`] stage resolves each record to its
+//! table ([`crate::usage::flux_db::jobs`]). The [`charge`] stage resolves each record to its
 //! association, bills it with the partition's TRES weights and the QOS usage factor, and adds its
 //! decayed usage under Slurm's decay thread in closed form ([`SlurmDecay`], with [`reset`] periods)
 //! or a continuous exponential ([`ExactDecay`]); flux-accounting's bins are [`flux`] (its
@@ -13,6 +13,7 @@
 pub mod charge;
 pub mod exact;
 pub mod flux;
+pub mod flux_db;
 pub mod flux_records;
 pub mod history;
 mod lines;

@@ -88,7 +88,7 @@ pub fn for_each_job(path: &Path, format: JobFormat, sink: &mut JobSink<'_>) -> R
         JobFormat::Parquet => read_parquet(path, sink),
         JobFormat::Sacct => super::sacct::read(path, sink),
         JobFormat::Swf(layout) => super::swf::read(path, layout, sink),
-        JobFormat::FluxDb => crate::io::flux_db::jobs::read(path, sink),
+        JobFormat::FluxDb => super::flux_db::jobs::read(path, sink),
     }
 }
 

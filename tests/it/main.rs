@@ -11,6 +11,7 @@ mod config_checks;
 mod conformance;
 mod errors;
 mod flux_and_csv;
+mod layout;
 mod limits;
 mod parquet_inputs;
 mod plot;

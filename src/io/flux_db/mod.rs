@@ -8,17 +8,12 @@
 //! |---|---|
 //! | [`tree`] | `bank_table` and `association_table` as an association tree |
 //! | [`priority`] | the priority plugin's weight, queue and bank tables |
-//! | [`jobs`] | the `jobs` table as job records |
-//! | [`usage_state`] | what `flux account-update-usage` reads and writes |
+//!
+//! The `jobs` table as job records and the usage state `flux account-update-usage` reads and
+//! writes are the usage stage's ([`crate::usage::flux_db`]); they open the database here.
 
-pub mod jobs;
 pub mod priority;
 pub mod tree;
-pub mod usage_state;
-
-// The paths src/cli still imports; the tree and priority readers live in their modules.
-pub use priority::read_priority_tables;
-pub use tree::read;
 
 use std::path::Path;
 use std::time::Duration;

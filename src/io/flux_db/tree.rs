@@ -135,7 +135,7 @@ pub fn read(path: &Path) -> Result<TreeInput> {
 ///
 /// # Errors
 /// The first cycle found, from the first of its banks in rowid order.
-pub(super) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Option<&str>)]) -> Result<()> {
+pub(crate) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Option<&str>)]) -> Result<()> {
     let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
     for &(bank, parent) in banks {
         // A bank listed twice has two parents: each is followed.

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use rusqlite::types::ValueRef;
 
-use super::{db_err, open_read};
 use crate::error::Result;
+use crate::io::flux_db::{db_err, open_read};
 use crate::usage::flux::parse_r;
 use crate::usage::{JobRef, JobSink};
 

@@ -12,9 +12,9 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, TransactionBehavior, params};
 use rustc_hash::FxHashMap;
 
-use super::tree::check_parent_cycles;
-use super::{db_err, open_read, open_write};
 use crate::error::{Error, Result};
+use crate::io::flux_db::tree::check_parent_cycles;
+use crate::io::flux_db::{db_err, open_read, open_write};
 use crate::usage::flux::{
     AssocUsage, ConfigRows, DbAssoc, DbJob, FactorRow, FluxDbUsage, FluxUsageConfig, job_usage, parse_config, parse_r,
     walk_banks,
