@@ -13,12 +13,12 @@
 //! sub-accounts by name. flux-accounting keeps the order its reader produced.
 
 mod build;
-mod fs;
+mod fs_groups;
 pub(crate) mod runs;
 
 pub use build::TreeColumns;
 pub(crate) use build::records_batch;
-pub use fs::FsGroups;
+pub use fs_groups::FsGroups;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
