@@ -29,6 +29,7 @@ pub mod io;
 pub mod jobs;
 pub mod memory;
 pub mod output;
+mod parallel;
 pub mod pipeline;
 pub mod plot;
 pub mod priority;

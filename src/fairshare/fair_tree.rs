@@ -25,13 +25,13 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
-use rayon::prelude::*;
 use rustc_hash::FxBuildHasher;
 
 use super::keysort::key_order;
 use super::x87::{self, X87};
-use super::{CHUNK, FairShare, NO_VAL, Params, norm_usage_at, par_column, par_fill_rows, par_unzip};
-use crate::tree::runs::{owner_runs, split_runs};
+use super::{FairShare, NO_VAL, Params, norm_usage_at};
+use crate::parallel;
+use crate::tree::runs::split_runs;
 use crate::tree::{AssocTree, FsGroups};
 
 /// Neighbours whose f64 level_fs are at most this many ulps apart are re-decided in x87. With
@@ -88,25 +88,12 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     let mut effective_usage = vec![0.0; n];
     let mut level_fs = vec![0.0; n];
     let mut norm_usage = vec![0.0; n];
-    par_fill_rows([&mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |i| {
+    parallel::fill_rows([&mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |i| {
         let f = if i != 0 && parent_flags[i] { fs_parent[i] as usize } else { i };
-        let ls = if f == 0 { NO_VAL } else { groups.level_shares(f) as f64 };
-        let s = if ls == 0.0 { 0.0 } else { shares[f] as f64 / ls };
-        let u = if i == 0 {
-            1.0
-        } else {
-            let pu = usage[fs_parent[i] as usize];
-            if pu == 0.0 { 0.0 } else { usage[i] / pu }
-        };
-        let fs = if i == 0 || parent_flags[i] {
-            f64::NAN
-        } else if s == 0.0 {
-            0.0
-        } else if u == 0.0 {
-            f64::INFINITY
-        } else {
-            s / u
-        };
+        // The root's level shares are Slurm's NO_VAL.
+        let s = s_among_siblings(shares[f], if f == 0 { NO_VAL } else { groups.level_shares(f) as f64 });
+        let u = if i == 0 { 1.0 } else { u_among_siblings(usage[i], usage[fs_parent[i] as usize]) };
+        let fs = if i == 0 || parent_flags[i] { f64::NAN } else { level_fs_of(s, u) };
         [s, u, fs, norm_usage_at(usage, i)]
     });
     let inputs = GroupInputs { level_fs: &level_fs, users, parent_flags, usage, shares };
@@ -123,13 +110,13 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
 
     // Sort every group; `tied_prev[slot]` says whether the member in that slot ties with the one
     // before it (for the first slot: with NO_VAL, Slurm's initial `prev`). A task takes consecutive
-    // owners until it holds about CHUNK members: most groups have a handful.
+    // owners until it holds a chunk of members: most groups have a handful.
     let offsets = groups.offsets();
     let n_slots = groups.members().len();
     let mut sorted = vec![0u32; n_slots];
     let mut tied_prev = vec![false; n_slots];
     {
-        let runs = owner_runs(0..tree.parent_rows(), CHUNK, |x| offsets[x] as usize);
+        let runs = parallel::task_runs(0..tree.parent_rows(), |x| offsets[x] as usize);
         let mut tasks: Vec<_> = runs
             .iter()
             .map(|(owners, _)| owners.clone())
@@ -155,11 +142,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
                     }
                 }
             };
-        if tasks.len() == 1 {
-            tasks.iter_mut().for_each(|t| run_task(&mut SortScratch::default(), t));
-        } else {
-            tasks.par_iter_mut().for_each_init(SortScratch::default, run_task);
-        }
+        parallel::for_each_task_with(&mut tasks, SortScratch::default, run_task);
     }
 
     // Top-down, a level of owners at a time: each member's visit position and tie flag. Every row
@@ -167,9 +150,9 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     // also go to `tied_at`, indexed by visit position.
     let users_below = groups.users_below();
     let n_users = tree.user_count();
-    let pos: Vec<AtomicU32> = par_column(n, |_| AtomicU32::new(0));
-    let tied: Vec<AtomicBool> = par_column(n, |_| AtomicBool::new(false));
-    let tied_at: Vec<AtomicBool> = par_column(n_users, |_| AtomicBool::new(false));
+    let pos: Vec<AtomicU32> = parallel::column(n, |_| AtomicU32::new(0));
+    let tied: Vec<AtomicBool> = parallel::column(n, |_| AtomicBool::new(false));
+    let tied_at: Vec<AtomicBool> = parallel::column(n_users, |_| AtomicBool::new(false));
     let place = |x: usize| {
         let (a, b) = (offsets[x] as usize, offsets[x + 1] as usize);
         let mut p = pos[x].load(Relaxed);
@@ -189,14 +172,12 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
     };
     for k in 0..tree.levels() {
         let owners = tree.level(k);
-        let members = offsets[owners.end] - offsets[owners.start];
-        if members == 0 {
+        // A level of users owns no members: no walk over its rows.
+        if offsets[owners.end] == offsets[owners.start] {
             continue;
-        } else if members <= CHUNK as u32 {
-            owners.for_each(place);
-        } else {
-            owners.into_par_iter().with_min_len(1024).for_each(place);
         }
+        let mut runs = parallel::task_runs(owners, |x| offsets[x] as usize);
+        parallel::for_each_task(&mut runs, |(owners, _)| owners.clone().for_each(&place));
     }
 
     // The rank walk: a tied user inherits the rank of the user visited before it, so each visit
@@ -209,7 +190,7 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
         }
         *r = current;
     }
-    let (rank, fs_factor): (Vec<u32>, Vec<f64>) = par_unzip(n, |i| {
+    let (rank, fs_factor): (Vec<u32>, Vec<f64>) = parallel::unzip(n, |i| {
         if users[i] {
             let r = run_rank[pos[i].load(Relaxed) as usize];
             (r, f64::from(r) / n_users as f64)
@@ -218,6 +199,30 @@ pub(super) fn fair_tree(tree: &AssocTree, groups: &FsGroups, near_ulps: u64, par
         }
     });
     FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank, fs_factor }
+}
+
+/// Fair Tree's S, the association's shares normalized among its siblings: `shares /
+/// level_shares`, 0 when the level has no shares.
+fn s_among_siblings(shares: u64, level_shares: f64) -> f64 {
+    if level_shares == 0.0 { 0.0 } else { shares as f64 / level_shares }
+}
+
+/// Fair Tree's U, the association's usage normalized among its siblings: its raw usage over its
+/// fair-share parent's, 0 when the parent has none.
+fn u_among_siblings(usage: f64, parent_usage: f64) -> f64 {
+    if parent_usage == 0.0 { 0.0 } else { usage / parent_usage }
+}
+
+/// Level FS = S / U (`_calc_assoc_fs`): 0 when S is 0 (the lowest value, even when U is 0 too),
+/// infinity when only U is 0 (an idle association with shares ranks highest).
+fn level_fs_of(s: f64, u: f64) -> f64 {
+    if s == 0.0 {
+        0.0
+    } else if u == 0.0 {
+        f64::INFINITY
+    } else {
+        s / u
+    }
 }
 
 /// Per-row inputs of [`sort_group`].
@@ -434,6 +439,24 @@ mod tests {
         expected.sort_by(|&a, &b| level_fs[b as usize].total_cmp(&level_fs[a as usize]));
         assert_eq!(out, expected);
         assert_eq!(&out[18..], [5, 3]);
+    }
+
+    #[test]
+    fn s_and_u_are_normalized_among_siblings() {
+        assert_eq!(s_among_siblings(3, 12.0), 0.25);
+        assert_eq!(s_among_siblings(3, 0.0), 0.0);
+        assert_eq!(s_among_siblings(1, NO_VAL), 1.0 / NO_VAL);
+        assert_eq!(u_among_siblings(30.0, 120.0), 0.25);
+        assert_eq!(u_among_siblings(0.0, 0.0), 0.0);
+        assert_eq!(u_among_siblings(5.0, 0.0), 0.0);
+    }
+
+    #[test]
+    fn level_fs_is_zero_without_shares_and_infinite_without_usage() {
+        assert_eq!(level_fs_of(0.25, 0.5), 0.5);
+        assert_eq!(level_fs_of(0.0, 0.5), 0.0);
+        assert_eq!(level_fs_of(0.0, 0.0), 0.0);
+        assert_eq!(level_fs_of(0.25, 0.0), f64::INFINITY);
     }
 
     #[test]

@@ -12,12 +12,11 @@
 //! positions, worked out a level at a time with the banks of a level in parallel; only the subtrees
 //! whose lists merge tied banks are walked as flux-accounting does, with a stack of their own.
 
-use rayon::prelude::*;
-
-use super::{CHUNK, FairShare, Params, norm_usage_at, par_column, par_fill_rows};
+use super::{FairShare, Params, norm_usage_at};
 use crate::error::{Error, Result};
+use crate::parallel;
 use crate::tree::AssocTree;
-use crate::tree::runs::{owner_runs, split_runs};
+use crate::tree::runs::split_runs;
 
 /// Weight of a zero-usage sibling: `(double)UINT64_MAX + 1`.
 pub const MAX_WEIGHT: f64 = 18_446_744_073_709_551_616.0;
@@ -47,7 +46,7 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     // that can be parents.
     let (starts, counts) = (tree.child_starts(), tree.child_counts());
     let parent_rows = tree.parent_rows();
-    let sums = par_column(parent_rows, |p| {
+    let sums = parallel::column(parent_rows, |p| {
         let kids = starts[p] as usize..(starts[p] + counts[p]) as usize;
         let s = shares[kids.clone()].iter().fold(0u64, |acc, &c| acc.wrapping_add(c));
         let u = if params.flux_exact_sums {
@@ -64,18 +63,12 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     let mut effective_usage = vec![0.0; n];
     let mut level_fs = vec![0.0; n];
     let mut norm_usage = vec![0.0; n];
-    par_fill_rows([&mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |c| {
+    parallel::fill_rows([&mut norm_shares, &mut effective_usage, &mut level_fs, &mut norm_usage], |c| {
         if c == 0 {
             return [f64::NAN, 1.0, f64::NAN, norm_usage_at(usage, 0)];
         }
         let (s_sum, u_sum) = sums[parents[c] as usize];
-        let w = if shares[c] == 0 {
-            0.0
-        } else if usage[c].abs() < 1e-9 {
-            MAX_WEIGHT
-        } else {
-            (shares[c] as f64 / s_sum as f64) / (usage[c] / u_sum)
-        };
+        let w = weight(shares[c], s_sum, usage[c], u_sum);
         [
             shares[c] as f64 / s_sum as f64,
             if u_sum == 0.0 { 0.0 } else { usage[c] / u_sum },
@@ -85,37 +78,29 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     });
 
     // Rows 1.. are the child ranges in parent order: sort each in place, a task taking consecutive
-    // parents until it holds about CHUNK rows.
-    let weight = |r: usize| if level_fs[r] == f64::INFINITY { MAX_WEIGHT } else { level_fs[r] };
-    let mut sorted: Vec<Sibling> = (1..n)
-        .into_par_iter()
-        .with_min_len(CHUNK)
-        .map(|r| Sibling { weight: weight(r), user: users[r], row: r as u32 })
-        .collect();
+    // parents until it holds a chunk of rows.
+    let weight_of = |r: usize| if level_fs[r] == f64::INFINITY { MAX_WEIGHT } else { level_fs[r] };
+    let mut sorted: Vec<Sibling> =
+        parallel::column(n - 1, |i| Sibling { weight: weight_of(i + 1), user: users[i + 1], row: i as u32 + 1 });
     {
         // `sorted` holds rows 1..: the children of `p` start at its first child's row minus one
         // (a row of the deepest level, `parent_rows` included, has its child start at `n`).
-        let runs = owner_runs(0..parent_rows, CHUNK, |p| starts[p] as usize - 1);
+        let runs = parallel::task_runs(0..parent_rows, |p| starts[p] as usize - 1);
         let mut tasks: Vec<_> =
             runs.iter().map(|(parents, _)| parents.clone()).zip(split_runs(&mut sorted, &runs)).collect();
-        let run = |(parents, rows): &mut (std::ops::Range<usize>, &mut [Sibling])| {
+        parallel::for_each_task(&mut tasks, |(parents, rows)| {
             let mut at = 0;
             for p in parents.clone() {
                 let len = counts[p] as usize;
                 sort_siblings(&mut rows[at..at + len]);
                 at += len;
             }
-        };
-        if tasks.len() <= 1 {
-            tasks.iter_mut().for_each(run);
-        } else {
-            tasks.par_iter_mut().for_each(run);
-        }
+        });
     }
 
     let n_users = tree.user_count();
     let ranks = rank_users(tree, &sorted, n_users);
-    let fs_factor = par_column(n, |i| if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN });
+    let fs_factor = parallel::column(n, |i| if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN });
     Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
 }
 
@@ -155,6 +140,19 @@ struct Sibling {
     weight: f64,
     user: bool,
     row: u32,
+}
+
+/// A node's weight among its siblings (`weighted_tree_node_t::calc_set_weight`): its shares over
+/// the siblings' shares, divided by its usage over the siblings' usage. No shares weigh 0 (idle or
+/// not); otherwise usage below 10^-9 weighs [`MAX_WEIGHT`].
+fn weight(shares: u64, shares_sum: u64, usage: f64, usage_sum: f64) -> f64 {
+    if shares == 0 {
+        0.0
+    } else if usage.abs() < 1e-9 {
+        MAX_WEIGHT
+    } else {
+        (shares as f64 / shares_sum as f64) / (usage / usage_sum)
+    }
 }
 
 /// Sorts siblings as `sort_weighted_children` does: libstdc++'s `std::sort` with flux-accounting's
@@ -223,7 +221,7 @@ fn rank_users(tree: &AssocTree, sorted: &[Sibling], n_users: usize) -> Vec<u32> 
         let (above, below) = start.split_at_mut(lo);
         let above = &*above;
         // The children of `x`, counted from the level's first child; `level.end` is past the last.
-        let runs = owner_runs(level.clone(), CHUNK, |x| starts[x] as usize);
+        let runs = parallel::task_runs(level.clone(), |x| starts[x] as usize);
         let mut tasks: Vec<_> = runs
             .iter()
             .map(|(banks, _)| banks.clone())
@@ -266,12 +264,7 @@ fn rank_users(tree: &AssocTree, sorted: &[Sibling], n_users: usize) -> Vec<u32> 
             }
             handed
         };
-        let handed: Vec<Vec<(usize, u32)>> = if tasks.len() <= 1 {
-            tasks.iter_mut().map(place).collect()
-        } else {
-            tasks.par_iter_mut().map(place).collect()
-        };
-        walks.extend(handed.into_iter().flatten());
+        walks.extend(parallel::map_tasks(&mut tasks, place).into_iter().flatten());
     }
     for (bank, p) in walks {
         Walk { tree, sorted, rank: n_users as u32 - p, stride: 0, ranks: &mut ranks }.run(bank);
@@ -474,6 +467,15 @@ mod tests {
             assert_eq!(next, float(sum, usage), "{sum} + {usage:e}");
             sum = if next > 1 << 60 { 0 } else { next };
         }
+    }
+
+    #[test]
+    fn weights_are_share_over_usage_fractions() {
+        assert_eq!(weight(1, 4, 10.0, 20.0), 0.5);
+        assert_eq!(weight(0, 4, 10.0, 20.0), 0.0);
+        assert_eq!(weight(0, 4, 0.0, 20.0), 0.0);
+        assert_eq!(weight(1, 4, 1e-10, 20.0), MAX_WEIGHT);
+        assert_eq!(weight(1, 4, -1e-10, 20.0), MAX_WEIGHT);
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! weighted tree.
 //!
 //! Each pass is a sweep over the tree's levels. Per-row kernels (normalized shares, `U`, level FS,
-//! weights) are independent and run across rayon in fixed chunks; per-group sorts run across
-//! groups; the rank walk, being a prefix over the visit order, is one linear scan. Small inputs
-//! run sequentially (task overhead dominates on 2 cores). Results do not depend on the thread count:
-//! no floating-point value is combined across chunks.
+//! weights) are independent and run in fixed chunks of rows; per-group sorts run in runs of
+//! consecutive groups; the rank walk, being a prefix over the visit order, is one linear scan.
+//! `crate::parallel` cuts the chunks and decides when they go to rayon (small inputs run
+//! sequentially); results do not depend on the thread count.
 
 mod classic;
 mod fair_tree;
@@ -17,13 +17,11 @@ pub mod x87;
 pub use fair_tree::NEAR_ULPS;
 
 use crate::error::Result;
+use crate::parallel;
 use crate::tree::AssocTree;
 
 /// Slurm's `NO_VAL` (0xfffffffe), which Slurm stores as a `level_fs` and a `level_shares`.
 pub const NO_VAL: f64 = 4_294_967_294.0;
-
-/// Rows per rayon task in per-row kernels; below this a level runs sequentially.
-pub(crate) const CHUNK: usize = 16 * 1024;
 
 /// The fair-share algorithm to emulate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -146,51 +144,6 @@ pub fn fair_tree_with_near_ulps(tree: &AssocTree, near_ulps: u64) -> FairShare {
     fair_tree::fair_tree(tree, tree.fs_groups(), near_ulps, Params::new(Algorithm::FairTree))
 }
 
-/// `f(i)` for every row `i < n`, in parallel when there is more than one [`CHUNK`], written
-/// straight into the new column (a zeroed column filled afterwards costs a memset per pass on
-/// reused memory). The result does not depend on the thread count.
-pub(crate) fn par_column<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    use rayon::prelude::*;
-    if n <= CHUNK { (0..n).map(f).collect() } else { (0..n).into_par_iter().with_min_len(CHUNK).map(f).collect() }
-}
-
-/// The two halves of `f(i)` for every row `i < n` in one pass, each into its own column, as
-/// [`par_column`]. (Nesting it for four columns measured slower than [`par_fill_rows`].)
-pub(crate) fn par_unzip<A: Send, B: Send>(n: usize, f: impl Fn(usize) -> (A, B) + Sync + Send) -> (Vec<A>, Vec<B>) {
-    use rayon::prelude::*;
-    if n <= CHUNK { (0..n).map(f).unzip() } else { (0..n).into_par_iter().with_min_len(CHUNK).map(f).unzip() }
-}
-
-/// Runs `f` over `0..n` in chunks of [`CHUNK`] rows, writing its `K` values for row `i` to
-/// `outs[k][i]`: one pass for several columns. Chunked, so the result does not depend on the
-/// thread count.
-///
-/// # Panics
-/// If the outputs differ in length.
-pub(crate) fn par_fill_rows<const K: usize>(outs: [&mut [f64]; K], f: impl Fn(usize) -> [f64; K] + Sync) {
-    use rayon::prelude::*;
-    let n = outs.first().map_or(0, |o| o.len());
-    assert!(outs.iter().all(|o| o.len() == n), "one length for every output");
-    let mut chunks: Vec<[&mut [f64]; K]> = Vec::with_capacity(n.div_ceil(CHUNK));
-    let mut iters = outs.map(|o| o.chunks_mut(CHUNK));
-    for _ in 0..n.div_ceil(CHUNK) {
-        chunks.push(std::array::from_fn(|k| iters[k].next().expect("outputs have one length")));
-    }
-    let fill = |(c, mut chunk): (usize, [&mut [f64]; K])| {
-        let len = chunk.first().map_or(0, |o| o.len());
-        for i in 0..len {
-            for (o, v) in chunk.iter_mut().zip(f(c * CHUNK + i)) {
-                o[i] = v;
-            }
-        }
-    };
-    if chunks.len() <= 1 {
-        chunks.into_iter().enumerate().for_each(fill);
-    } else {
-        chunks.into_par_iter().enumerate().for_each(fill);
-    }
-}
-
 /// Usage over the root's usage, capped at 1; unset (NaN) for the root (`set_assoc_usage_norm`).
 pub(crate) fn norm_usage_at(usage: &[f64], i: usize) -> f64 {
     let total = usage[0];
@@ -206,5 +159,5 @@ pub(crate) fn norm_usage_at(usage: &[f64], i: usize) -> f64 {
 /// [`norm_usage_at`] for every row.
 pub(crate) fn norm_usage(tree: &AssocTree) -> Vec<f64> {
     let usage = tree.raw_usage();
-    par_column(tree.len(), |i| norm_usage_at(usage, i))
+    parallel::column(tree.len(), |i| norm_usage_at(usage, i))
 }
