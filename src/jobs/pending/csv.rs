@@ -17,7 +17,8 @@ impl PendingJobs {
     /// # Errors
     /// An unreadable file, a header without a canonical column, a line of another width or a bad
     /// value, naming the line.
-    pub(super) fn read_csv(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
+    pub(super) fn read_csv(&mut self, path: &Path) -> Result<()> {
+        let mut kept = KeptTres::new(&self.tres);
         let mut reader = BufReader::with_capacity(1 << 20, source::open(path)?);
         let mut line = String::new();
         let mut buffer: Vec<Cow<'static, str>> = Vec::new();
@@ -46,7 +47,7 @@ impl PendingJobs {
                 return Err(err(&format!("expected {} fields, found {}", cols.width, fields.len())));
             }
             let raw = cols.raw(|i| Cell::Text(&fields[i])).map_err(|m| err(&m))?;
-            self.push(raw, line_no, kept)?;
+            self.push(raw, line_no, &mut kept)?;
             buffer = recycle(fields);
         }
         if header.is_none() {

@@ -23,7 +23,6 @@ mod squeue_json;
 use std::path::Path;
 
 pub use self::parquet::ParquetWaves;
-use self::queue::KeptTres;
 pub use self::queue::{DEFAULT_URGENCY, NO_VAL, PendingFormat, PendingJobs};
 use crate::config::tres::Tres;
 use crate::error::Result;
@@ -57,7 +56,6 @@ impl PendingJobs {
             None => PendingFormat::detect(path)?,
         };
         let mut jobs = PendingJobs { format, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
-        let mut kept = KeptTres::new(keep);
         let fits =
             |rows: u64| crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB);
         // Text queues run about 80 bytes per job.
@@ -70,11 +68,11 @@ impl PendingJobs {
             }
             PendingFormat::Csv => {
                 fits(text_rows())?;
-                jobs.read_csv(path, &mut kept)?;
+                jobs.read_csv(path)?;
             }
             PendingFormat::SqueueJson => {
                 fits(text_rows())?;
-                jobs.read_squeue_json(path, &mut kept)?;
+                jobs.read_squeue_json(path)?;
             }
         }
         Ok(jobs)

@@ -13,7 +13,8 @@ impl PendingJobs {
     ///
     /// # Errors
     /// Not JSON, no `jobs` array, or an entry that is not a job, naming the entry.
-    pub(super) fn read_squeue_json(&mut self, path: &Path, kept: &mut KeptTres) -> Result<()> {
+    pub(super) fn read_squeue_json(&mut self, path: &Path) -> Result<()> {
+        let mut kept = KeptTres::new(&self.tres);
         // A JSON document may be one line of any length: checked by its first byte instead, so
         // that an endless stream of anything else stops at once.
         let head = source::head(path, 64)?;
@@ -64,7 +65,7 @@ impl PendingJobs {
                 urgency: DEFAULT_URGENCY,
             };
             // The job's index names it: a JSON document has no useful line numbers.
-            self.push(raw, i as u64 + 1, kept).map_err(|e| match e {
+            self.push(raw, i as u64 + 1, &mut kept).map_err(|e| match e {
                 Error::Input { message, .. } => job.err(message),
                 e => e,
             })?;
