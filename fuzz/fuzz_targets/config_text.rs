@@ -6,7 +6,7 @@ use std::path::Path;
 
 use fairshare::config::tres::{parse_tres_counts, parse_tres_weights};
 use fairshare::config::{HostList, qos, slurm_conf, time::parse_time};
-use fairshare::jobs::parse_timestamp;
+use fairshare::io::read::time::parse_timestamp;
 use fairshare::usage::flux::parse_r;
 use libfuzzer_sys::fuzz_target;
 

@@ -72,7 +72,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let stdin: Vec<&str> = command
         .inputs()
         .into_iter()
-        .filter(|(_, p)| p.as_os_str() == fairshare::io::source::STDIN)
+        .filter(|(_, p)| p.as_os_str() == fairshare::io::read::source::STDIN)
         .map(|(flag, _)| flag)
         .collect();
     if stdin.len() > 1 {

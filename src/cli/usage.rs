@@ -50,7 +50,7 @@ pub(crate) fn run(a: &UsageCmdArgs) -> Result<()> {
 }
 
 fn time(text: &str, flag: &str) -> Result<i64> {
-    fairshare::jobs::parse_time_arg(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
+    fairshare::io::read::time::parse_time_arg(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
 }
 
 /// The instants `--at` or `--every/--from/--to` ask for (empty for a single `--now`).

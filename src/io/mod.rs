@@ -15,7 +15,6 @@ pub mod flux_db;
 pub mod parquet_tree;
 pub mod read;
 pub use read::row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};
-pub use read::source;
 pub mod sacctmgr_dump;
 pub mod sshare_dump;
 pub(crate) mod tree_values;

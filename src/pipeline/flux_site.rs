@@ -27,7 +27,7 @@ pub fn run_flux_db(
     observer: &dyn Observer,
 ) -> Result<Run> {
     // Before the usage reader opens it by name (SQLite reads a database in place).
-    crate::io::source::require_file(db, "a flux-accounting database")?;
+    crate::io::read::source::require_file(db, "a flux-accounting database")?;
     let mut stages = Stages::default();
     let mut usage = FluxDbUsage::load(db)?;
     usage.update(now as f64);

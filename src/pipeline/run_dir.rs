@@ -101,7 +101,7 @@ fn typed(value: &str) -> serde_json::Value {
 /// An input file's identity for `run.json`: size and XXH3-64 of its bytes.
 fn describe_input(role: &str, path: &Path) -> Result<serde_json::Value> {
     // A stream is read again from its spool.
-    let mut file = crate::io::source::open(path)?;
+    let mut file = crate::io::read::source::open(path)?;
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;

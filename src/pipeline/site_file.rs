@@ -98,7 +98,7 @@ impl SiteFile {
     /// # Errors
     /// The file cannot be read, is not TOML, or has an unknown key or a bad value (file and line).
     pub fn read(file: &Path) -> Result<Self> {
-        let text = crate::io::source::read_config(file)?;
+        let text = crate::io::read::source::read_config(file)?;
         let raw: Raw = toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| 1 + text[..s.start].matches('\n').count() as u64);
             Error::input(file, line, e.message().to_string())
@@ -145,7 +145,7 @@ fn site_time(value: toml::Value, key: &str, file: &Path, text: &str) -> Result<S
             ));
         }
     };
-    crate::jobs::parse_time_arg(&spelled)
+    crate::io::read::time::parse_time_arg(&spelled)
         .map_err(|m| Error::input(file, key_line(text, key), format!("{key} = {spelled}: {m}")))?;
     Ok(spelled)
 }

@@ -58,7 +58,7 @@ pub struct HardwareSite {
 /// naming the file and the line of the offending key or entry); an invalid slurm.conf; a tree that
 /// does not build.
 pub fn read_hardware_file(file: &Path) -> Result<HardwareSite> {
-    let text = crate::io::source::read_config(file)?;
+    let text = crate::io::read::source::read_config(file)?;
     let t = Toml { file, text: &text };
     let h: HardwareFile = toml::from_str(&text).map_err(|e| t.err(e.span(), e.message().trim_end().to_string()))?;
     let base = file.parent().unwrap_or(Path::new("."));

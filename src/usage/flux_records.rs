@@ -273,10 +273,10 @@ mod tests {
     fn a_far_now_costs_no_more_than_a_near_one() {
         // 2.5·10^11 runs of one second, and as many roll-overs with a one-second period.
         let cfg = FluxUsageConfig { half_life: 1.0, ..FluxUsageConfig::default() };
-        let runs = Runs::new(0, 1, *crate::jobs::TIME_RANGE.end(), 1);
+        let runs = Runs::new(0, 1, *crate::io::read::time::TIME_RANGE.end(), 1);
         assert_eq!(replay(vec![(100.0, 4.0), (200.0, 2.0)], &runs, &cfg), 0.0);
         let cfg = FluxUsageConfig { half_life: 604_800.0, ..FluxUsageConfig::default() };
-        let runs = Runs::new(0, 1, *crate::jobs::TIME_RANGE.end(), 604_800);
+        let runs = Runs::new(0, 1, *crate::io::read::time::TIME_RANGE.end(), 604_800);
         assert_eq!(replay(vec![(100.0, 4.0)], &runs, &cfg), 0.0);
     }
 }

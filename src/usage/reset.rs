@@ -58,7 +58,7 @@ pub fn parse_timezone(name: &str) -> Result<Tz, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobs::parse_timestamp;
+    use crate::io::read::time::parse_timestamp;
 
     fn at(s: &str) -> i64 {
         parse_timestamp(s).unwrap()

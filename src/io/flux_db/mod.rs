@@ -40,10 +40,10 @@ pub(crate) fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> Error + '_ {
 /// The file is `-` or a stream, or SQLite cannot open it.
 pub fn open_read(path: &Path) -> Result<Connection> {
     let err = db_err(path);
-    crate::io::source::require_file(path, "a flux-accounting database")?;
+    crate::io::read::source::require_file(path, "a flux-accounting database")?;
     // Header bytes 18 and 19 (file format write and read versions) are 2 in WAL mode. A file that
     // cannot be read is left to SQLite to report.
-    let wal_mode = crate::io::source::head(path, 20).is_ok_and(|h| h.get(18..20) == Some(&[2, 2][..]));
+    let wal_mode = crate::io::read::source::head(path, 20).is_ok_and(|h| h.get(18..20) == Some(&[2, 2][..]));
     let absent = |suffix: &str| {
         let mut beside = path.as_os_str().to_owned();
         beside.push(suffix);
