@@ -45,10 +45,10 @@ use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group};
 use data_gen::site::QueueSpec;
 use data_gen::{TreeSpec, generate_tree};
-use fairshare::fairshare::{Algorithm, Params, compute};
 use fairshare::io::{TreeFormat, parquet_tree, read_tree};
 use fairshare::jobs::PendingJobs;
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+use fairshare::pass::{Algorithm, Params, compute};
 use fairshare::priority::SlurmPriority;
 use fairshare::tree::AssocTree;
 
@@ -164,7 +164,7 @@ fn roundtrip(tree_file: &Path, out_file: &Path, params: &Params) {
 struct Site {
     dir: tempfile::TempDir,
     tree: AssocTree,
-    fs: fairshare::fairshare::FairShare,
+    fs: fairshare::pass::FairShare,
     jobs: PendingJobs,
 }
 

@@ -11,8 +11,8 @@
 //! pass; `fairshare::frame` hands the result over as a `DataFrame`. The classic column is what
 //! `fairshare run` (whose seed site sets `PriorityFlags=NO_FAIR_TREE`) writes to sshare.txt.
 
-use fairshare::fairshare::Algorithm;
 use fairshare::frame::associations_frame;
+use fairshare::pass::Algorithm;
 use fairshare::pipeline::{Silent, SiteOptions};
 use polars::prelude::{AnyValue, DataFrame, SortMultipleOptions};
 

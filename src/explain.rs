@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use crate::fairshare::{Algorithm, FairShare};
+use crate::pass::{Algorithm, FairShare};
 use crate::tree::AssocTree;
 
 /// A row's display name: `account` or `account/user` (with `@partition`).
@@ -279,7 +279,7 @@ pub fn compare(tree: &AssocTree, fs: &FairShare, a: usize, b: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fairshare::{Params, compute};
+    use crate::pass::{Params, compute};
 
     fn site(algorithm: Algorithm) -> (AssocTree, FairShare) {
         let tree = crate::io::default_tree().unwrap();

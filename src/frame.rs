@@ -17,9 +17,9 @@ use polars::prelude::{Column, DataFrame, Series};
 use polars_arrow::ffi::{ArrowArray, ArrowSchema, import_array_from_c, import_field_from_c};
 
 use crate::error::{Error, Result};
-use crate::fairshare::FairShare;
 use crate::jobs::PendingJobs;
 use crate::output::parquet::{association_batch, jobs_batch};
+use crate::pass::FairShare;
 use crate::priority::{Scores, Weights};
 use crate::tree::AssocTree;
 
@@ -87,7 +87,7 @@ pub fn to_dataframe(batch: &RecordBatch) -> Result<DataFrame> {
 ///
 /// # Example
 /// ```
-/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// use fairshare::pass::{compute, Algorithm, Params};
 /// let tree = fairshare::io::default_tree()?;
 /// let fs = compute(&tree, &Params::new(Algorithm::Classic))?;
 /// let df = fairshare::frame::associations_frame(&tree, &fs)?;
@@ -123,7 +123,7 @@ pub fn tree_frame(tree: &AssocTree) -> Result<DataFrame> {
 ///
 /// # Example
 /// ```
-/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// use fairshare::pass::{compute, Algorithm, Params};
 /// use fairshare::priority::SlurmPriority;
 /// let site = std::path::Path::new("examples/seed-site");
 /// let conf = fairshare::config::slurm_conf::read(&site.join("slurm.conf"))?;
@@ -152,7 +152,7 @@ pub fn jobs_frame(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
 ///
 /// # Example
 /// ```
-/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// use fairshare::pass::{compute, Algorithm, Params};
 /// use fairshare::output::parquet::{association_batch, metadata, write_parquet};
 /// let tree = fairshare::io::default_tree()?;
 /// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
@@ -172,7 +172,7 @@ pub fn parquet_frame(path: &Path) -> Result<DataFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fairshare::{Algorithm, Params, compute};
+    use crate::pass::{Algorithm, Params, compute};
 
     #[test]
     fn dataframe_sees_the_same_numbers() {

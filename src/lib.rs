@@ -2,11 +2,11 @@
 //!
 //! The engine reads a site's association tree ([`io`]), lays it out as Arrow arrays in
 //! breadth-first order ([`tree::AssocTree`]), runs one of three fair-share passes exactly as the
-//! reference system computes it ([`fairshare`]: Slurm classic, Slurm Fair Tree, flux-accounting's
+//! reference system computes it ([`pass`]: Slurm classic, Slurm Fair Tree, flux-accounting's
 //! weighted tree), and writes sshare-compatible text and Parquet ([`output`]).
 //!
 //! ```
-//! use fairshare::fairshare::{compute, Algorithm, Params};
+//! use fairshare::pass::{compute, Algorithm, Params};
 //! use fairshare::output::sshare::{write_sshare, SshareOptions, Parsable};
 //!
 //! let tree = fairshare::io::default_tree()?;
@@ -22,7 +22,6 @@ pub mod compare;
 pub mod config;
 pub mod error;
 pub mod explain;
-pub mod fairshare;
 #[cfg(feature = "polars")]
 pub mod frame;
 pub mod io;
@@ -30,6 +29,7 @@ pub mod jobs;
 pub mod memory;
 pub mod output;
 mod parallel;
+pub mod pass;
 pub mod pipeline;
 pub mod plot;
 pub mod priority;

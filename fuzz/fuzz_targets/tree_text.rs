@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fairshare::fairshare::{Algorithm, Params, compute};
+use fairshare::pass::{Algorithm, Params, compute};
 use fairshare::io::{assoc_csv, flux_csv, sacctmgr_dump, sshare_dump};
 use fairshare::output::sshare::{SshareOptions, write_sshare};
 use fairshare::tree::AssocTree;

@@ -11,8 +11,8 @@ use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringAr
 use arrow::datatypes::{DataType, Float64Type};
 use fairshare::compare::{competition_ranks, spearman};
 use fairshare::explain::assoc_name;
-use fairshare::fairshare::{self as fs, Algorithm, FairShare, Params};
 use fairshare::output::parquet::{version_metadata, write_parquet};
+use fairshare::pass::{self as fs, Algorithm, FairShare, Params};
 use fairshare::tree::AssocTree;
 use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use fairshare::fairshare::Algorithm;
 use fairshare::io::TreeFormat;
 use fairshare::jobs::PendingFormat;
+use fairshare::pass::Algorithm;
 use fairshare::pipeline::{Decay, EmbeddedSite, SiteOptions};
 use fairshare::tree::Shares;
 use fairshare::usage::JobFormat;

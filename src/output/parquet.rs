@@ -26,8 +26,8 @@ use rayon::prelude::*;
 
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
-use crate::fairshare::{Algorithm, FairShare};
 use crate::jobs::PendingJobs;
+use crate::pass::{Algorithm, FairShare};
 use crate::priority::{NONE, Scores, Weights};
 use crate::tree::AssocTree;
 

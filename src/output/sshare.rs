@@ -8,7 +8,7 @@
 use std::io::{self, Write};
 
 use crate::error::{Error, Result};
-use crate::fairshare::{Algorithm, FairShare, NO_VAL};
+use crate::pass::{Algorithm, FairShare, NO_VAL};
 use crate::tree::AssocTree;
 
 /// How fields are delimited.
@@ -370,7 +370,7 @@ mod tests {
     #[test]
     fn write_errors_name_the_destination() {
         let tree = crate::io::default_tree().unwrap();
-        let fs = crate::fairshare::compute(&tree, &crate::fairshare::Params::new(Algorithm::FairTree)).unwrap();
+        let fs = crate::pass::compute(&tree, &crate::pass::Params::new(Algorithm::FairTree)).unwrap();
         let mut opts = SshareOptions::default();
         let err = write_sshare(&mut Full, &tree, &fs, &opts).unwrap_err().to_string();
         assert!(err.starts_with("<stdout>: No space left on device"), "{err}");

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::run_dir::{Stages, describe_inputs};
 use super::{Observer, Run};
 use crate::Result;
-use crate::fairshare::{self as fs, Algorithm, Params};
+use crate::pass::{self as fs, Algorithm, Params};
 use crate::tree::AssocTree;
 use crate::usage::flux::FluxDbUsage;
 

@@ -69,7 +69,7 @@ pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn
             by_row[row] = u;
         }
         let at_tree = tree.with_user_usage(&by_row);
-        let result = crate::fairshare::compute(&at_tree, params)?;
+        let result = crate::pass::compute(&at_tree, params)?;
         let batch = association_batch(&at_tree, &result);
         // A UTC timestamp, named so that SQL needs no quoting (`at` is a DuckDB keyword).
         let as_of = TimestampMicrosecondArray::from(vec![t * 1_000_000; at_tree.len()]).with_timezone("UTC");

@@ -44,7 +44,7 @@ pub use tree_source::TreeSource;
 pub use usage::{Decay, UsageConfig};
 
 use crate::config::{QosTable, SlurmConf};
-use crate::fairshare::{self as fs, FairShare, Params};
+use crate::pass::{self as fs, FairShare, Params};
 use crate::tree::{AssocTree, TreeInput};
 use crate::usage::ChargeReport;
 use crate::{Error, Result};

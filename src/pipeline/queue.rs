@@ -8,10 +8,10 @@ use arrow::array::RecordBatch;
 use super::Observer;
 use super::tree_source::TreeSource;
 use crate::config::{QosTable, SlurmConf};
-use crate::fairshare::{Algorithm, FairShare, Params};
 use crate::io::TreeFormat;
 use crate::jobs::{ParquetWaves, PendingFormat, PendingJobs};
 use crate::output::parquet::{ParquetSink, jobs_batch, jobs_metadata};
+use crate::pass::{Algorithm, FairShare, Params};
 use crate::priority::flux::score_flux;
 use crate::priority::{Scores, SlurmPriority, Weights};
 use crate::tree::AssocTree;
@@ -97,7 +97,7 @@ impl Queue {
         }
         let params = Params { algorithm: Algorithm::Flux, ..params };
         let assoc = tree.load()?;
-        let fs = crate::fairshare::compute(&assoc, &params)?;
+        let fs = crate::pass::compute(&assoc, &params)?;
         let tables = match (&tree.path, tree.format) {
             (Some(p), Some(TreeFormat::FluxDb)) => crate::io::flux_db::priority::read_priority_tables(p)?,
             _ => Default::default(),

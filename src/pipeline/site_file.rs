@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::usage::Decay;
-use crate::fairshare::Algorithm;
 use crate::io::TreeFormat;
 use crate::jobs::PendingFormat;
+use crate::pass::Algorithm;
 use crate::usage::JobFormat;
 use crate::usage::swf::SwfTree;
 use crate::{Error, Result};

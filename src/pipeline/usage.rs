@@ -10,7 +10,7 @@ use super::Observer;
 use super::embedded::shown;
 use crate::Result;
 use crate::config::{QosTable, ResetPeriod, SlurmConf};
-use crate::fairshare::Algorithm;
+use crate::pass::Algorithm;
 use crate::tree::TreeInput;
 use crate::usage::flux::FluxUsageConfig;
 use crate::usage::flux_records::{FluxRecords, charge_flux_records};

@@ -17,7 +17,7 @@ use std::fmt::Write;
 use super::font::{self, cap_height, fit_among};
 use super::{Anchor, Color, Rect, Scene, Text, nice_ticks, scale};
 use crate::explain::{assoc_name, num};
-use crate::fairshare::{Algorithm, FairShare};
+use crate::pass::{Algorithm, FairShare};
 use crate::tree::AssocTree;
 
 /// What the rectangles' colour shows.
@@ -469,7 +469,7 @@ fn legend(scene: &mut Scene, color_by: ColorBy, algorithm: Algorithm, x: f64, y:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fairshare::{Params, compute};
+    use crate::pass::{Params, compute};
 
     #[test]
     fn slots_follow_ranks_and_subtrees_are_blocks() {

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use rustc_hash::FxBuildHasher;
 
 use super::{NONE, Scores};
-use crate::fairshare::FairShare;
 use crate::jobs::PendingJobs;
+use crate::pass::FairShare;
 use crate::tree::AssocTree;
 
 /// `priority_factor_weight_table`; the defaults are the plugin's.

@@ -7,10 +7,10 @@
 use super::{NONE, Scores};
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres};
 use crate::error::{Error, Result};
-use crate::fairshare::FairShare;
 use crate::jobs::PendingJobs;
 use crate::jobs::pending::NO_VAL;
 use crate::parallel;
+use crate::pass::FairShare;
 use crate::tree::AssocTree;
 
 /// The weights and flags of `priority/multifactor`.

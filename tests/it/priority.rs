@@ -509,9 +509,9 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
 /// streams large queues this way).
 #[test]
 fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
-    use fairshare::fairshare::{Algorithm, Params, compute};
     use fairshare::jobs::PendingJobs;
     use fairshare::output::parquet::{ParquetSink, jobs_batch, write_parquet};
+    use fairshare::pass::{Algorithm, Params, compute};
     use fairshare::priority::{Scores, SlurmPriority};
 
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
@@ -564,9 +564,9 @@ fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
 fn score_streams_a_queue_longer_than_a_slice() {
     use data_gen::TreeSpec;
     use data_gen::site::{QueueSpec, SLURM_CONF, write_pending_parquet};
-    use fairshare::fairshare::{Algorithm, Params, compute};
     use fairshare::jobs::PendingJobs;
     use fairshare::output::parquet::jobs_batch;
+    use fairshare::pass::{Algorithm, Params, compute};
     use fairshare::priority::SlurmPriority;
 
     const NOW: i64 = 1_767_830_400;

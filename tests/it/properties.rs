@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use fairshare::fairshare::{Algorithm, FairShare, Params, compute, fair_tree_with_near_ulps};
+use fairshare::pass::{Algorithm, FairShare, Params, compute, fair_tree_with_near_ulps};
 use fairshare::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

@@ -16,7 +16,7 @@ const THRESHOLD: usize = 16;
 /// # Example
 /// ```
 /// let mut v = vec![3, 1, 2];
-/// fairshare::fairshare::stdsort::sort(&mut v, |a, b| a < b);
+/// fairshare::pass::stdsort::sort(&mut v, |a, b| a < b);
 /// assert_eq!(v, [1, 2, 3]);
 /// ```
 pub fn sort<T: Copy>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {

@@ -102,7 +102,7 @@ pub struct FairShare {
 ///
 /// # Example
 /// ```
-/// use fairshare::fairshare::{compute, Algorithm, Params};
+/// use fairshare::pass::{compute, Algorithm, Params};
 /// let tree = fairshare::io::default_tree()?;
 /// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
 /// let best = (0..tree.len()).filter(|&r| tree.is_user(r)).map(|r| fs.fs_factor[r]).fold(0.0, f64::max);
