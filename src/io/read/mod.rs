@@ -1,6 +1,6 @@
 //! What every reader shares, whatever it reads (trees, job records, the pending queue): opening an
 //! input ([`source`]), Parquet a row group at a time and guarded ([`row_groups`]), strict Parquet
-//! columns ([`parquet_columns`]), the fields of a text record ([`fields`]), timestamps ([`time`])
+//! columns ([`parquet_columns`]), the fields of a text record (`fields`), timestamps ([`time`])
 //! and names interned to dense ids ([`interner`]).
 
 pub(crate) mod fields;

@@ -5,7 +5,7 @@
 //! casts reports a bad value as a missing one, or silently reads another number. These accept what
 //! the CSV readers accept, whatever type a tool gave the column (pandas, polars and DuckDB type a
 //! CSV column as integers, floats or text by its values), and otherwise name the value and what
-//! was expected ([`Bad`]). A column already of the wanted type is taken as it is, and any other
+//! was expected (`Bad`). A column already of the wanted type is taken as it is, and any other
 //! numeric column is converted a column at a time: only text is read value by value.
 
 use std::fmt::Display;

@@ -1,6 +1,6 @@
 //! Reading a Parquet file a row group at a time, so the groups can be decoded across cores while
-//! errors still name rows of the whole file; [`guarded`], which every Parquet read runs in; and
-//! [`open_checked`], which every Parquet read opens its file with.
+//! errors still name rows of the whole file; `guarded`, which every Parquet read runs in; and
+//! `open_checked`, which every Parquet read opens its file with.
 
 use std::path::Path;
 use std::sync::Arc;
