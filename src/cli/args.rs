@@ -26,7 +26,7 @@ pub enum Command {
     Compute(ComputeArgs),
     /// Charge job records to associations and write the tree with its recomputed raw usage.
     Usage(UsageCmdArgs),
-    /// Run the main job (the embedded default site unless --tree is given).
+    /// Run the main job (the embedded default site when no input is given).
     Run(RunArgs),
     /// Print what Slurm's `sprio` would print for a pending queue (`-h` is sprio's no-header flag).
     #[command(disable_help_flag = true)]
@@ -160,13 +160,14 @@ pub struct TreeArgs {
     /// embedded default site.
     #[arg(long, value_name = "FILE")]
     pub site: Option<PathBuf>,
-    /// Association tree file (default: the embedded default site).
+    /// Association tree file [default: the site file's `tree`, else the embedded default tree].
     #[arg(long, value_name = "PATH")]
     pub tree: Option<PathBuf>,
     /// Tree format (detected from the file when omitted).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub tree_format: Option<TreeFormatArg>,
-    /// Fair-share algorithm (default: slurm.conf's PriorityFlags, else fair-tree).
+    /// Fair-share algorithm [default: the site file's `algorithm`, else slurm.conf's PriorityFlags,
+    /// else fair-tree].
     #[arg(long, value_enum)]
     pub algo: Option<AlgoArg>,
     /// Classic FairShareDampeningFactor (default: slurm.conf's, else 1).
@@ -204,28 +205,31 @@ pub struct UsageArgs {
     /// `sacctmgr show qos -P` dump (QOS usage factors).
     #[arg(long, value_name = "FILE")]
     pub qos: Option<PathBuf>,
-    /// Decay model [default: slurm]. Not a clap default, so that a site file's `decay` fills it
-    /// only when the flag is absent.
+    /// Decay model [default: the site file's `decay`, else slurm].
     #[arg(long, value_enum)]
     pub decay: Option<DecayArg>,
     /// The first decay pass (default: passes aligned on the calc period, as if the first pass
     /// were at or before the first job start).
     #[arg(long, value_name = "T0")]
     pub first_pass: Option<String>,
-    /// The usage is the state after the last pass at or before this time.
+    /// The usage is the state after the last pass at or before this time [default: the site
+    /// file's `now`, else the current time; required with --jobs].
     #[arg(long, value_name = "T")]
     pub now: Option<String>,
-    /// Override PriorityDecayHalfLife (`14d`, or Slurm's `7-0`, `14-00:00:00`; `0` for none).
+    /// Override PriorityDecayHalfLife (`14d`, or Slurm's `7-0`, `14-00:00:00`; `0` for none)
+    /// [default: the site file's, else slurm.conf's, else 7 days; flux's decays: 7 days].
     #[arg(long, value_name = "TIME")]
     pub half_life: Option<String>,
-    /// Override PriorityCalcPeriod (`5m`, or Slurm's time syntax: a bare number is minutes).
+    /// Override PriorityCalcPeriod (`5m`, or Slurm's time syntax: a bare number is minutes)
+    /// [default: slurm.conf's, else 5 minutes].
     #[arg(long, value_name = "TIME")]
     pub calc_period: Option<String>,
-    /// Override PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY).
+    /// Override PriorityUsageResetPeriod (NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY, YEARLY)
+    /// [default: slurm.conf's, else NONE].
     #[arg(long, value_name = "PERIOD")]
     pub reset_period: Option<String>,
     /// The timezone reset boundaries (midnight, Sunday, the 1st) are in, as slurmctld's local time
-    /// [default: UTC].
+    /// [default: the site file's `timezone`, else UTC].
     #[arg(long, value_name = "TZ")]
     pub timezone: Option<String>,
     /// What-if: bill PARTITION with these TRESBillingWeights (`CPU=1.0,Mem=0.25G`) instead of
