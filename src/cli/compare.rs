@@ -18,7 +18,9 @@ use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;
 
 use super::args::{CompareArgs, DiffArgs};
-use fairshare::pipeline::Observer;
+use fairshare::pipeline::{Observer, Silent, fair_share_after_charge};
+use fairshare::tree::TreeInput;
+use fairshare::usage::ChargeReport;
 
 use super::progress::Terminal;
 use super::settings::Settings;
@@ -62,29 +64,55 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
     let settings = Settings::new(&a.tree, &a.usage, None)?;
     let site = settings.options.resolve()?;
     let observer = Terminal::new(settings.default_notes());
-    // The variants' own passes follow; only the tree (charged from job records if given) is shared.
-    let tree = match &site.usage {
-        Some(_) => site.fair_share(&observer)?.0,
-        None => site.tree.load()?,
+    // Without job records every variant computes on the tree as given. With them, each variant
+    // sees the usage its pass would (Slurm's Fair Tree charges running jobs on the first pass,
+    // classic does not, and reads the accounts at the last pass's start): the records are charged
+    // once per kind of pass among the variants.
+    let given = match &site.usage {
+        Some(_) => None,
+        None => Some(site.tree.load()?),
     };
+    let mut charged: Vec<(bool, TreeInput, Option<ChargeReport>)> = Vec::new();
     let (source, usage_meta) = (site.tree.source(), site.metadata());
-    let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
     let mut results: Vec<(String, FairShare)> = Vec::new();
+    let mut first_tree = None;
     let mut text = String::new();
     let count = variants.len() as u64;
     for (k, (label, params)) in variants.into_iter().enumerate() {
         observer.progress("computing the variants", k as u64, count, "variants");
-        match fs::compute(&tree, &params) {
-            Ok(r) => results.push((label, r)),
+        let computed = match &given {
+            Some(t) => fs::compute(t, &params).map(|r| (None, r)),
+            None => {
+                let fair_tree = params.algorithm == Algorithm::FairTree;
+                if !charged.iter().any(|(f, _, _)| *f == fair_tree) {
+                    let mut input = site.tree_input()?;
+                    // Notes and warnings are said once, with the first charge.
+                    let quiet: &dyn Observer = if charged.is_empty() { &observer } else { &Silent };
+                    let report = site.charge_for(params.algorithm, &mut input, quiet)?;
+                    charged.push((fair_tree, input, report));
+                }
+                let (_, input, report) = charged.iter().find(|(f, _, _)| *f == fair_tree).expect("charged above");
+                fair_share_after_charge(input.clone(), report.as_ref(), &params).map(|(t, r)| (Some(t), r))
+            }
+        };
+        match computed {
+            Ok((t, r)) => {
+                // Every variant's tree holds the same rows in the same order; the first names them.
+                if first_tree.is_none() {
+                    first_tree = t;
+                }
+                results.push((label, r));
+            }
             // flux has no `parent` shares: say why a variant is missing rather than fail them all
             // (on stderr: the table compares what could be computed).
             Err(e) => eprintln!("fairshare: {label} left out of the comparison: {e}"),
         }
     }
     observer.progress("computing the variants", count, count, "variants");
-    if results.is_empty() {
+    let Some(tree) = given.or(first_tree).filter(|_| !results.is_empty()) else {
         return Err(Error::Usage("no variant could be computed".into()));
-    }
+    };
+    let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
     let factors: Vec<Vec<f64>> = results.iter().map(|(_, r)| users.iter().map(|&u| r.fs_factor[u]).collect()).collect();
     // Places, 1 = highest factor. (Parquet's `rank` column is Slurm's Fair Tree rank, which
     // counts the other way: the highest rank is the highest factor.)

@@ -44,7 +44,7 @@ pub use tree_source::TreeSource;
 pub use usage::{Decay, UsageConfig};
 
 use crate::config::{QosTable, SlurmConf};
-use crate::pass::{self as fs, FairShare, Params};
+use crate::pass::{self as fs, Algorithm, FairShare, Params};
 use crate::tree::{AssocTree, TreeInput};
 use crate::usage::ChargeReport;
 use crate::{Error, Result};
@@ -141,13 +141,28 @@ impl Site {
         }
     }
 
-    /// Charges the job records into `input` (nothing without a usage stage).
+    /// Charges the job records into `input` (nothing without a usage stage), as the site's
+    /// algorithm sees them.
     ///
     /// # Errors
     /// As [`UsageConfig::charge`].
     pub fn charge(&self, input: &mut TreeInput, observer: &dyn Observer) -> Result<Option<ChargeReport>> {
+        self.charge_for(self.params.algorithm, input, observer)
+    }
+
+    /// Charges the job records into `input` as a pass of `algorithm` sees them: under Slurm's
+    /// decay, Fair Tree charges running jobs on the first pass and classic does not.
+    ///
+    /// # Errors
+    /// As [`UsageConfig::charge`].
+    pub fn charge_for(
+        &self,
+        algorithm: Algorithm,
+        input: &mut TreeInput,
+        observer: &dyn Observer,
+    ) -> Result<Option<ChargeReport>> {
         let Some(u) = &self.usage else { return Ok(None) };
-        u.charge(input, self.slurm_conf.as_ref(), self.qos.as_ref(), self.params.algorithm, observer).map(Some)
+        u.charge(input, self.slurm_conf.as_ref(), self.qos.as_ref(), algorithm, observer).map(Some)
     }
 
     /// The usage stage's parameters and the what-if edits, as outputs record them.

@@ -840,3 +840,37 @@ fn flags_win_over_the_site_file() {
     let p = params("b", &["--decay", "exact", "--timezone", "Europe/Berlin"]);
     assert_eq!((p["decay"].as_str(), p["timezone"].as_str()), (Some("exact"), Some("Europe/Berlin")), "{p}");
 }
+
+/// Every command reads a site file (`--site`), and what it prints is what `run` writes for the
+/// same site; `compare`'s classic column under Slurm's decay is classic as `sshare` prints it
+/// after the last pass (accounts at the pass's start), not a steady state of Fair Tree's usage.
+#[test]
+fn every_command_takes_the_site_file_and_agrees_with_run() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site/site.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    stdout_of(&fairshare(["run", "--site", site, "--out-dir", run_dir.to_str().unwrap()]));
+    let sshare = stdout_of(&fairshare(["sshare", "--site", site, "-a", "-l"]));
+    assert_eq!(sshare, std::fs::read_to_string(run_dir.join("sshare.txt")).unwrap());
+    let sprio = stdout_of(&fairshare(["sprio", "--site", site]));
+    assert_eq!(sprio, std::fs::read_to_string(run_dir.join("sprio.txt")).unwrap());
+
+    // sshare's classic FairShare per user, from its parsable output.
+    let classic =
+        stdout_of(&fairshare(["sshare", "--site", site, "--algo", "classic", "-P", "-o", "Account,User,FairShare"]));
+    let expected: Vec<(String, String)> = classic
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            (!f[1].is_empty()).then(|| (format!("{}/{}", f[0].trim(), f[1]), f[2].to_string()))
+        })
+        .collect();
+    let compared = stdout_of(&fairshare(["compare", "--site", site, "--variants", "classic,fair-tree", "--all"]));
+    assert!(expected.len() > 10, "{classic}");
+    for (who, factor) in &expected {
+        let line = compared.lines().find(|l| l.split_whitespace().next() == Some(who.as_str()));
+        let line = line.unwrap_or_else(|| panic!("{who} is not in\n{compared}"));
+        assert_eq!(line.split_whitespace().nth(1), Some(factor.as_str()), "{who}: {line}");
+    }
+}
