@@ -108,6 +108,45 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
     })
 }
 
+/// Reads a tree from record batches already in memory (a table handed over through the Arrow C
+/// stream interface, say), with the columns and conversions of a Parquet tree; `source` names the
+/// table in errors, and rows are numbered across the batches from 1.
+///
+/// # Errors
+/// As [`read_columns`]: a missing column, one of a type that cannot hold it, a value that does not
+/// convert, or a null where a value is required, with its row.
+pub fn columns_from_batches(source: &Path, batches: &[RecordBatch]) -> Result<TreeColumns> {
+    let mut parts = Vec::with_capacity(batches.len());
+    let mut row = 0;
+    for batch in batches {
+        parts.push(canonical_columns(source, batch, row)?);
+        row += batch.num_rows() as u64;
+    }
+    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] =
+        concat_columns(source, parts)?;
+    Ok(TreeColumns {
+        source: source.to_path_buf(),
+        id: id.as_primitive().clone(),
+        parent_id: parent_id.as_primitive().clone(),
+        account: account.as_string().clone(),
+        user: user.as_string().clone(),
+        partition: partition.as_string().clone(),
+        shares: shares.as_primitive().clone(),
+        parent_shares: parent_shares.as_boolean().clone(),
+        usage: usage.as_primitive().clone(),
+        priority: priority.as_primitive().clone(),
+        lines: None,
+        sibling_order: SiblingOrder::Lineage,
+        account_usage: AccountUsage::SumOfUsers,
+    })
+}
+
+/// The canonical tree columns of `records` as one record batch: what [`write()`] writes (and
+/// `fairshare usage --out`), for front ends that hand the table over in memory.
+pub fn records_to_batch(records: &[AssocRecord]) -> RecordBatch {
+    records_batch(records)
+}
+
 /// Each canonical column of `parts` in one array (no copy for a single part), columns across cores;
 /// each column's parts are freed as soon as it is joined.
 fn concat_columns(path: &Path, parts: Vec<[ArrayRef; 9]>) -> Result<[ArrayRef; 9]> {
@@ -334,6 +373,34 @@ mod tests {
             priority: None,
             line: 0,
         }
+    }
+
+    #[test]
+    fn batches_in_memory_read_as_the_file() {
+        let mut records = vec![
+            record(10, None, None, Shares::Value(1), 0.0),
+            record(7, Some(10), Some("alice"), Shares::Parent, 1234.0),
+            record(3, Some(10), Some("bob"), Shares::Value(5), 0.25),
+        ];
+        for (row, r) in records.iter_mut().enumerate() {
+            r.line = row as u64 + 1;
+        }
+        let batch = records_to_batch(&records);
+        let halves = [batch.slice(0, 1), batch.slice(1, 2)];
+        let input = columns_from_batches(Path::new("<table>"), &halves).unwrap().into_input();
+        assert_eq!(input.records, records);
+        // A bad value is reported at its row across batches.
+        let account: ArrayRef = Arc::new(StringArray::from(vec![Some("physics"), Some("physics"), None]));
+        let bad = batch.clone();
+        let index = bad.schema().index_of("account").unwrap();
+        let mut columns = bad.columns().to_vec();
+        columns[index] = account;
+        let schema = arrow::datatypes::Schema::new(
+            bad.schema().fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
+        );
+        let bad = RecordBatch::try_new(Arc::new(schema), columns).unwrap();
+        let err = columns_from_batches(Path::new("<table>"), &[bad.slice(0, 2), bad.slice(2, 1)]).unwrap_err();
+        assert_eq!(err.to_string(), "<table>:3: row 3: account is null");
     }
 
     #[test]

@@ -1,0 +1,158 @@
+"""The Python package against the command line: the same inputs give the same tables.
+
+The CLI binary is `$FAIRSHARE_BIN`, else `$CARGO_TARGET_DIR/release/fairshare` (tests/run.py builds
+it). Every comparison reads the CLI's Parquet back with polars.
+"""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from polars.testing import assert_frame_equal
+
+import fairshare
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = ROOT / "examples" / "seed-site"
+NOW = "2026-01-08T00:00:00"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "fairshare-target"))
+CLI = Path(os.environ.get("FAIRSHARE_BIN", TARGET / "release" / "fairshare"))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    assert CLI.is_file(), f"no fairshare binary at {CLI}: cargo build --release first"
+    return subprocess.run([str(CLI), *args], capture_output=True, text=True)
+
+
+def cli_parquet(tmp_path: Path, *args: str) -> pl.DataFrame:
+    out = tmp_path / "out.parquet"
+    done = cli(*args, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return pl.read_parquet(out)
+
+
+def plain(df: pl.DataFrame) -> pl.DataFrame:
+    """Dictionary (categorical) name columns as plain strings: Parquet readers differ there."""
+    return df.with_columns(pl.col(pl.Categorical, pl.Enum).cast(pl.String))
+
+
+@pytest.mark.parametrize("algorithm,dampening", [("fair-tree", 1), ("classic", 1), ("classic", 4)])
+def test_compute_equals_cli(tmp_path, algorithm, dampening):
+    tree = SEED / "tree.csv"
+    expected = cli_parquet(
+        tmp_path, "compute", "--tree", str(tree), "--algo", algorithm, "--dampening", str(dampening)
+    )
+    got = fairshare.compute(tree, algorithm=algorithm, dampening=dampening)
+    assert_frame_equal(got, expected)
+
+
+def test_usage_equals_cli(tmp_path):
+    files = ["--tree", SEED / "tree.csv", "--jobs", SEED / "jobs.csv", "--slurm-conf", SEED / "slurm.conf"]
+    expected = cli_parquet(tmp_path, "usage", *map(str, files), "--qos", str(SEED / "qos.txt"), "--now", NOW,
+                           "--half-life", "14-0")
+    got = fairshare.usage(SEED / "tree.csv", SEED / "jobs.csv", now=NOW, half_life="14-0",
+                          slurm_conf=SEED / "slurm.conf", qos=SEED / "qos.txt")
+    assert_frame_equal(got, expected)
+    assert got["usage"].sum() > 0
+
+
+def test_score_equals_cli(tmp_path):
+    expected = cli_parquet(
+        tmp_path, "score", "--tree", str(SEED / "tree.csv"), "--pending", str(SEED / "pending.csv"),
+        "--slurm-conf", str(SEED / "slurm.conf"), "--qos", str(SEED / "qos.txt"),
+        "--jobs", str(SEED / "jobs.csv"), "--now", NOW,
+    )
+    got = fairshare.score(SEED / "tree.csv", SEED / "pending.csv", slurm_conf=SEED / "slurm.conf",
+                          qos=SEED / "qos.txt", jobs=SEED / "jobs.csv", now=NOW)
+    assert_frame_equal(plain(got), plain(expected))
+
+
+def test_run_equals_cli_run(tmp_path):
+    done = cli("run", "--out-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    got = fairshare.run()
+    assert_frame_equal(got["associations"], pl.read_parquet(tmp_path / "run" / "associations.parquet"))
+    assert_frame_equal(plain(got["jobs"]), plain(pl.read_parquet(tmp_path / "run" / "jobs.parquet")))
+    assert got["parameters"]["fairshare.source"] == "<embedded default site>"
+
+
+def test_site_file_run_with_a_what_if():
+    base = fairshare.run(SEED / "site.toml")
+    longer = fairshare.run(SEED / "site.toml", half_life="28-0")
+    assert longer["parameters"]["fairshare.half_life"] == str(28 * 86400)
+    assert not base["associations"]["raw_usage"].equals(longer["associations"]["raw_usage"])
+
+
+@pytest.mark.parametrize("kind", ["polars", "pyarrow", "pandas", "reader"])
+def test_tree_in_memory_equals_tree_file(kind):
+    path = SEED / "tree.csv"
+    tree = fairshare.read_tree(path)
+    table = {
+        "polars": lambda: tree,
+        "pyarrow": lambda: tree.to_arrow(),
+        "pandas": lambda: tree.to_pandas(),
+        "reader": lambda: pa.RecordBatchReader.from_batches(tree.to_arrow().schema, tree.to_arrow().to_batches()),
+    }[kind]()
+    assert_frame_equal(fairshare.compute(table, algorithm="classic"), fairshare.compute(path, algorithm="classic"))
+
+
+def test_polars_edited_tree_computes_as_the_edited_file(tmp_path):
+    tree = fairshare.read_tree(SEED / "tree.csv")
+    edited = tree.with_columns(
+        pl.when(pl.col("account") == "chemistry", pl.col("user").is_null())
+        .then(pl.lit(500, pl.UInt64))
+        .otherwise(pl.col("shares"))
+        .alias("shares")
+    )
+    file = tmp_path / "edited.parquet"
+    edited.write_parquet(file)
+    expected = cli_parquet(tmp_path, "compute", "--tree", str(file))
+    got = fairshare.compute(edited)
+    assert_frame_equal(got, expected)
+    assert not got["fs_factor"].equals(fairshare.compute(tree)["fs_factor"])
+    # The same what-if as an edit of the file.
+    assert_frame_equal(fairshare.compute(SEED / "tree.csv", set_shares={"chemistry": 500}), expected)
+
+
+def test_errors_carry_the_cli_message(tmp_path):
+    bad = tmp_path / "tree.csv"
+    lines = (SEED / "tree.csv").read_text().splitlines()
+    lines[2] = lines[2].rsplit(",", 1)[0] + ",lots"
+    bad.write_text("\n".join(lines) + "\n")
+    done = cli("compute", "--tree", str(bad), "--out", str(tmp_path / "x.parquet"))
+    assert done.returncode != 0
+    with pytest.raises(fairshare.FairshareError) as raised:
+        fairshare.compute(bad)
+    message = str(raised.value)
+    assert done.stderr.strip() == f"fairshare: error: {message}"
+    assert message.startswith(f"{bad}:3"), message
+    assert isinstance(raised.value, ValueError)
+
+
+def test_table_errors_name_the_row():
+    tree = fairshare.read_tree(SEED / "tree.csv").with_columns(
+        pl.when(pl.int_range(pl.len()) == 4).then(None).otherwise(pl.col("account")).alias("account")
+    )
+    with pytest.raises(fairshare.FairshareError, match=r"^<table>:5: row 5: account is null$"):
+        fairshare.compute(tree)
+
+
+def test_result_columns_are_the_engines_buffers():
+    """Two consumers of one result (pyarrow through the C stream, polars and back to pyarrow) see
+    the same memory: nobody copied the numbers."""
+    table = fairshare._fairshare.compute(str(SEED / "tree.csv"), "classic", 1)
+    via_pyarrow = pa.RecordBatchReader.from_stream(table).read_all()
+    via_polars = pl.DataFrame(table).to_arrow()
+    for name in ["fs_factor", "norm_usage", "raw_usage", "id"]:
+        a = via_pyarrow.column(name).chunks[0].buffers()[1]
+        b = via_polars.column(name).chunks[0].buffers()[1]
+        assert a.address == b.address, name
+
+
+def test_unknown_choice_is_refused():
+    with pytest.raises(fairshare.FairshareError, match="algorithm: unknown \"fairtree\"; one of fair-tree"):
+        fairshare.compute(SEED / "tree.csv", algorithm="fairtree")
