@@ -150,6 +150,7 @@ pub enum TreeFormatArg {
     FluxDb,
     Parquet,
     SacctmgrDump,
+    SshareJson,
 }
 
 /// The site, the tree and how to compute on it.
@@ -313,6 +314,9 @@ pub struct SshareArgs {
     /// Print the fields `--format` accepts, and exit.
     #[arg(short = 'e', long = "helpformat")]
     pub helpformat: bool,
+    /// Print Slurm's data_parser `shares` response (as `sshare --json`), readable back as a tree.
+    #[arg(long, conflicts_with_all = ["long", "parsable", "parsable2", "no_header", "partitions", "format"])]
+    pub json: bool,
     /// Say on stderr what was computed (inputs, algorithm).
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,

@@ -20,6 +20,7 @@ use clap::Parser;
 use fairshare::output::parquet::{into_association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
+use fairshare::output::sshare_json::{SshareJsonOptions, write_sshare_json};
 use fairshare::pipeline::{PendingSource, Queue, Site, score_to_parquet};
 use fairshare::priority::SlurmPriority;
 use fairshare::{Error, Result};
@@ -42,6 +43,18 @@ fn sshare_options(a: &SshareArgs) -> SshareOptions {
         accounts: a.accounts.clone(),
         users: a.users.clone(),
         format: a.format.clone(),
+        dest: None,
+    }
+}
+
+/// What `sshare --json` writes: the text's filters, and the command line for `meta.command`.
+fn sshare_json_options(a: &SshareArgs, cluster: String) -> SshareJsonOptions {
+    SshareJsonOptions {
+        cluster,
+        users_only: a.users_only,
+        accounts: a.accounts.clone(),
+        users: a.users.clone(),
+        command: std::env::args().skip(1).collect(),
         dest: None,
     }
 }
@@ -108,7 +121,12 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
+            if a.json {
+                let cluster = site.slurm_conf.as_ref().and_then(|c| c.cluster_name.clone()).unwrap_or_default();
+                write_sshare_json(&mut out, &tree, &result, &sshare_json_options(&a, cluster))?;
+            } else {
+                write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
+            }
             out.flush().map_err(|e| Error::io("<stdout>", e))
         }
         Command::Compute(a) => {

@@ -145,6 +145,7 @@ fn tree_format(f: TreeFormatArg) -> TreeFormat {
         TreeFormatArg::FluxDb => TreeFormat::FluxDb,
         TreeFormatArg::Parquet => TreeFormat::Parquet,
         TreeFormatArg::SacctmgrDump => TreeFormat::SacctmgrDump,
+        TreeFormatArg::SshareJson => TreeFormat::SshareJson,
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `flux-db` | a flux-accounting SQLite database |
 //! | `parquet` | the canonical columns as Parquet |
 //! | `sacctmgr-dump` | the hierarchy file of `sacctmgr dump CLUSTER file=...` (no usage) |
+//! | `sshare-json` | the `shares` response of `sshare --json` (Slurm's data_parser) |
 
 pub mod assoc_csv;
 pub mod flux_csv;
@@ -17,6 +18,7 @@ pub mod read;
 pub use read::row_groups::{is_guarded_reader_panic, read_whole as read_parquet_whole};
 pub mod sacctmgr_dump;
 pub mod sshare_dump;
+pub mod sshare_json;
 pub(crate) mod tree_values;
 
 use std::path::Path;
@@ -39,17 +41,20 @@ pub enum TreeFormat {
     Parquet,
     /// A `sacctmgr dump` hierarchy file.
     SacctmgrDump,
+    /// The `shares` response of `sshare --json`.
+    SshareJson,
 }
 
 impl TreeFormat {
     /// Every format with its command-line name.
-    pub const ALL: [(TreeFormat, &'static str); 6] = [
+    pub const ALL: [(TreeFormat, &'static str); 7] = [
         (TreeFormat::AssocCsv, "assoc-csv"),
         (TreeFormat::Sshare, "sshare"),
         (TreeFormat::FluxCsv, "flux-csv"),
         (TreeFormat::FluxDb, "flux-db"),
         (TreeFormat::Parquet, "parquet"),
         (TreeFormat::SacctmgrDump, "sacctmgr-dump"),
+        (TreeFormat::SshareJson, "sshare-json"),
     ];
 
     /// The command-line name.
@@ -70,6 +75,10 @@ impl TreeFormat {
             return Ok(TreeFormat::FluxDb);
         }
         let text = String::from_utf8_lossy(&head);
+        // Slurm's responses are objects whose `shares` key comes first or soon after.
+        if text.trim_start_matches('\u{feff}').trim_start().starts_with('{') && text.contains("\"shares\"") {
+            return Ok(TreeFormat::SshareJson);
+        }
         // A dump opens with a block of `#` comments, so look past them.
         let code = text
             .lines()
@@ -122,6 +131,7 @@ pub fn read_tree_input(path: &Path, format: Option<TreeFormat>) -> Result<TreeIn
     match format {
         TreeFormat::AssocCsv => assoc_csv::parse(path, &text()?),
         TreeFormat::Sshare => sshare_dump::parse(path, &text()?),
+        TreeFormat::SshareJson => sshare_json::parse(path, &text()?),
         TreeFormat::FluxCsv => flux_csv::parse(path, &text()?),
         TreeFormat::FluxDb => flux_db::tree::read(path),
         TreeFormat::Parquet => parquet_tree::read(path),

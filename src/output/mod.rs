@@ -6,6 +6,7 @@ pub mod parquet;
 pub mod shares;
 pub mod sprio;
 pub mod sshare;
+pub mod sshare_json;
 
 use std::borrow::Cow;
 use std::path::Path;

@@ -77,6 +77,7 @@ const TREE_FORMATS: &[(&str, TreeFormat)] = &[
     ("flux-db", TreeFormat::FluxDb),
     ("parquet", TreeFormat::Parquet),
     ("sacctmgr-dump", TreeFormat::SacctmgrDump),
+    ("sshare-json", TreeFormat::SshareJson),
 ];
 const JOB_FORMATS: &[(&str, JobFormat)] = &[
     ("csv", JobFormat::Csv),

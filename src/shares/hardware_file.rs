@@ -335,7 +335,7 @@ mod tests {
         assert!(
             e.ends_with(
                 "hardware.toml:3: tree_format = \"nope\": expected one of assoc-csv, sshare, flux-csv, flux-db, \
-                 parquet, sacctmgr-dump"
+                 parquet, sacctmgr-dump, sshare-json"
             ),
             "{e}"
         );

@@ -20,6 +20,7 @@ mod reliability;
 mod run;
 mod safety;
 mod shares;
+mod sshare_json;
 mod streams;
 mod usage;
 
