@@ -6,9 +6,9 @@ it). Every comparison reads the CLI's Parquet back with polars.
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
-import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -156,3 +156,15 @@ def test_result_columns_are_the_engines_buffers():
 def test_unknown_choice_is_refused():
     with pytest.raises(fairshare.FairshareError, match="algorithm: unknown \"fairtree\"; one of fair-tree"):
         fairshare.compute(SEED / "tree.csv", algorithm="fairtree")
+
+
+def test_readme_and_analyst_examples_run(tmp_path):
+    """The README's Python example and examples/analyst.py run as written (from the clone's root)."""
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("## Analysts: the Python package", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    script = tmp_path / "readme_example.py"
+    script.write_text(example)
+    for path in [script, ROOT / "examples" / "analyst.py"]:
+        done = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip(), path

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Every test, Rust and Python, from a clone with only the Rust toolchain and python3.
+
+    python3 tests/run.py
+
+1. `cargo test --release --workspace --locked` (the crate, data-gen, doc tests);
+2. a venv (`$FAIRSHARE_VENV`, default `~/.cache/fairshare-venv`, created or reused) with maturin,
+   pytest, polars, pyarrow, pandas and DuckDB from PyPI;
+3. the CLI binary and the Python package (`maturin develop --release`), both built in
+   `$CARGO_TARGET_DIR` (default `~/.cache/fairshare-target`), so the wheel reuses the crate's build;
+4. the package's pytest suite (`python/tests`, which compares it with the CLI), and the run directory
+   check (`tests/python/check_run.py`: `fairshare run --out-dir` read by pyarrow, polars and DuckDB).
+
+Stops at the first failure with its exit status.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ["maturin>=1.5,<2", "pytest>=7", "polars>=1.0", "pyarrow>=14", "pandas>=2.2", "duckdb>=1.0"]
+
+
+def step(*args, env=None, cwd=ROOT):
+    print("tests/run.py:", " ".join(str(a) for a in args), flush=True)
+    done = subprocess.run([str(a) for a in args], env=env, cwd=cwd)
+    if done.returncode != 0:
+        sys.exit(f"tests/run.py: failed ({done.returncode}): {' '.join(str(a) for a in args)}")
+
+
+def venv_python(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    works = python.exists() and subprocess.run([str(python), "-c", ""], capture_output=True).returncode == 0
+    if not works:
+        if venv.exists() and not (venv / "pyvenv.cfg").is_file():
+            sys.exit(f"tests/run.py: {venv} exists and is not a Python venv")
+        step(sys.executable, "-m", "venv", "--clear", venv)
+    return python
+
+
+def main() -> None:
+    env = dict(os.environ)
+    target = Path(env.setdefault("CARGO_TARGET_DIR", str(Path.home() / ".cache" / "fairshare-target")))
+    step("cargo", "test", "--release", "--workspace", "--locked", env=env)
+
+    venv = Path(env.get("FAIRSHARE_VENV", Path.home() / ".cache" / "fairshare-venv"))
+    python = venv_python(venv)
+    step(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-input", *PACKAGES)
+
+    step("cargo", "build", "--release", "--locked", "--bin", "fairshare", env=env)
+    # maturin installs into the venv it is told of; its bin directory first finds the venv's tools.
+    venv_env = dict(env, VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
+    step(venv / "bin" / "maturin", "develop", "--release", "--locked", "--quiet", env=venv_env, cwd=ROOT / "python")
+
+    binary = target / "release" / "fairshare"
+    venv_env["FAIRSHARE_BIN"] = str(binary)
+    step(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", ROOT / "python" / "tests", env=venv_env)
+    with tempfile.TemporaryDirectory() as tmp:
+        step(binary, "run", "--out-dir", Path(tmp) / "run", env=env)
+        step(python, ROOT / "tests" / "python" / "check_run.py", Path(tmp) / "run", env=venv_env)
+    print("tests/run.py: all tests passed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
