@@ -391,6 +391,10 @@ pub struct RunArgs {
     /// run.json) here, atomically, instead of printing sshare's table.
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+    /// Also write a Prometheus textfile (for node_exporter's textfile collector), atomically:
+    /// per-association fair-share gauges and the run's own.
+    #[arg(long, value_name = "FILE.prom")]
+    pub prometheus: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

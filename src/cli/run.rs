@@ -2,8 +2,10 @@
 //! sshare's long table or written as one run directory ([`fairshare::pipeline::Run::write_dir`]).
 
 use std::io::Write;
+use std::path::Path;
 
-use fairshare::output::atomic::{DirKind, check_replaceable};
+use fairshare::output::atomic::{AtomicFile, DirKind, check_replaceable};
+use fairshare::output::prometheus::{JobRecords, PrometheusOptions, RunFacts, write_prometheus};
 use fairshare::output::sshare::{SshareOptions, write_sshare};
 use fairshare::pipeline::{Run, run_flux_db};
 use fairshare::{Error, Result};
@@ -18,21 +20,26 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     if let Some(dir) = &a.out_dir {
         check_replaceable(dir, DirKind::Run)?;
     }
-    let (run, observer) = match &a.flux_db {
+    let (run, observer, cluster) = match &a.flux_db {
         Some(db) => {
             // The database is the whole site: no site file, embedded or given.
             let o = super::settings::flags(&a.tree, &a.usage)?;
             let observer = Terminal::new(Vec::new());
             let run = run_flux_db(db, o.now()?, o.params(None), a.out_dir.is_some(), a.write_back, &observer)?;
-            (run, observer)
+            (run, observer, String::new())
         }
         None => {
             let settings = Settings::new(&a.tree, &a.usage, Some((a.pending.as_deref(), a.pending_format)))?;
             let site = settings.options.resolve()?;
             let observer = Terminal::new(settings.default_notes());
-            (site.run(a.out_dir.is_some(), &observer)?, observer)
+            let cluster = site.slurm_conf.as_ref().and_then(|c| c.cluster_name.clone()).unwrap_or_default();
+            (site.run(a.out_dir.is_some(), &observer)?, observer, cluster)
         }
     };
+    // Before the run directory, which takes the run (its stage times are the computing's).
+    if let Some(path) = &a.prometheus {
+        write_textfile(path, &run, cluster)?;
+    }
     match &a.out_dir {
         Some(dir) => {
             run.write_dir(dir, &observer)?;
@@ -43,6 +50,26 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
         }
         None => print_sshare(&run, &observer),
     }
+}
+
+/// The run as a Prometheus textfile at `path`, replaced atomically (the collector never reads half a file).
+fn write_textfile(path: &Path, run: &Run, cluster: String) -> Result<()> {
+    let facts = RunFacts {
+        cluster,
+        now: run.now,
+        records: run.charge.as_ref().map(|c| JobRecords {
+            read: c.records,
+            charged: c.charged,
+            not_started: c.not_started,
+            unmatched: c.unmatched,
+        }),
+        pending_jobs: run.queue.as_ref().map(|q| q.scores.len() as u64),
+        stages: run.stages.done().iter().map(|(name, secs, _)| ((*name).to_string(), *secs)).collect(),
+    };
+    let mut file = AtomicFile::create(path)?;
+    let opts = PrometheusOptions { dest: Some(path.to_path_buf()) };
+    write_prometheus(&mut file, &run.tree, &run.fair_share, &facts, &opts)?;
+    file.commit()
 }
 
 /// sshare's long table of the run on stdout.

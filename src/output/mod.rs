@@ -3,6 +3,7 @@
 pub mod assoc_csv;
 pub mod atomic;
 pub mod parquet;
+pub mod prometheus;
 pub mod shares;
 pub mod sprio;
 pub mod sshare;

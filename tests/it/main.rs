@@ -16,6 +16,7 @@ mod limits;
 mod parquet_inputs;
 mod plot;
 mod priority;
+mod prometheus;
 mod reliability;
 mod run;
 mod safety;
