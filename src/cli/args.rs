@@ -262,6 +262,8 @@ pub enum JobsFormatArg {
     Csv,
     Parquet,
     Sacct,
+    /// `sacct --json` (its `jobs` array).
+    SacctJson,
     Swf,
     /// A flux-accounting database's `jobs` table.
     FluxDb,

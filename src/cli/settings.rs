@@ -163,6 +163,7 @@ fn jobs_format(f: JobsFormatArg) -> JobFormat {
         JobsFormatArg::Csv => JobFormat::Csv,
         JobsFormatArg::Parquet => JobFormat::Parquet,
         JobsFormatArg::Sacct => JobFormat::Sacct,
+        JobsFormatArg::SacctJson => JobFormat::SacctJson,
         JobsFormatArg::Swf => JobFormat::Swf(SwfTree::GroupUser),
         JobsFormatArg::FluxDb => JobFormat::FluxDb,
     }

@@ -83,6 +83,7 @@ const JOB_FORMATS: &[(&str, JobFormat)] = &[
     ("csv", JobFormat::Csv),
     ("parquet", JobFormat::Parquet),
     ("sacct", JobFormat::Sacct),
+    ("sacct-json", JobFormat::SacctJson),
     ("swf", JobFormat::Swf(SwfTree::GroupUser)),
     ("flux-db", JobFormat::FluxDb),
 ];
@@ -191,7 +192,10 @@ mod tests {
     #[test]
     fn a_bad_name_lists_the_good_ones_at_its_line() {
         let e = site("# site\njobs_format = \"xml\"\n").unwrap_err().to_string();
-        assert!(e.ends_with(":2: jobs_format = \"xml\": expected one of csv, parquet, sacct, swf, flux-db"), "{e}");
+        assert!(
+            e.ends_with(":2: jobs_format = \"xml\": expected one of csv, parquet, sacct, sacct-json, swf, flux-db"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Readers stream job records as borrowed [`JobRef`]s into a sink, so memory does not grow with
 //! the length of the history: the canonical CSV/Parquet records ([`records`]), `sacct -P` text
-//! ([`sacct`]), Standard Workload Format traces ([`swf`]) and a flux-accounting database's `jobs`
+//! ([`sacct`]) and `sacct --json` ([`sacct_json`]), Standard Workload Format traces ([`swf`]) and a flux-accounting database's `jobs`
 //! table ([`crate::usage::flux_db::jobs`]). The [`charge`] stage resolves each record to its
 //! association, bills it with the partition's TRES weights and the QOS usage factor, and adds its
 //! decayed usage under Slurm's decay thread in closed form ([`SlurmDecay`], with [`reset`] periods)
@@ -20,6 +20,7 @@ mod lines;
 pub mod records;
 pub mod reset;
 pub mod sacct;
+pub mod sacct_json;
 pub mod slurm_decay;
 pub mod swf;
 

@@ -35,6 +35,8 @@ pub enum JobFormat {
     Parquet,
     /// `sacct -P` / `-p` text with a header.
     Sacct,
+    /// `sacct --json`.
+    SacctJson,
     /// A Standard Workload Format trace, with its tree layout.
     Swf(SwfTree),
     /// The `jobs` table of a flux-accounting database.
@@ -48,13 +50,14 @@ impl JobFormat {
             JobFormat::Csv => "csv",
             JobFormat::Parquet => "parquet",
             JobFormat::Sacct => "sacct",
+            JobFormat::SacctJson => "sacct-json",
             JobFormat::Swf(_) => "swf",
             JobFormat::FluxDb => "flux-db",
         }
     }
 
-    /// Guesses the format: Parquet's or SQLite's magic bytes, an `.swf` name or a `;` comment
-    /// line, a `|` in the header (sacct), else canonical CSV. An SWF trace gets the group → user layout.
+    /// Guesses the format: Parquet's or SQLite's magic bytes, a JSON object with `"jobs"` (sacct
+    /// --json), an `.swf` name or a `;` comment line, a `|` in the header (sacct), else canonical CSV. An SWF trace gets the group → user layout.
     ///
     /// # Errors
     /// The file cannot be read.
@@ -65,6 +68,12 @@ impl JobFormat {
         }
         if head.starts_with(b"SQLite format 3\0") {
             return Ok(JobFormat::FluxDb);
+        }
+        // A JSON object naming `jobs` early: sacct's response (its `jobs` key comes first).
+        if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+            && memchr::memmem::find(head, b"\"jobs\"").is_some()
+        {
+            return Ok(JobFormat::SacctJson);
         }
         let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
         let swf_name = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("swf"));
@@ -87,6 +96,7 @@ pub fn for_each_job(path: &Path, format: JobFormat, sink: &mut JobSink<'_>) -> R
         JobFormat::Csv => read_csv(path, sink),
         JobFormat::Parquet => read_parquet(path, sink),
         JobFormat::Sacct => super::sacct::read(path, sink),
+        JobFormat::SacctJson => super::sacct_json::read(path, sink),
         JobFormat::Swf(layout) => super::swf::read(path, layout, sink),
         JobFormat::FluxDb => super::flux_db::jobs::read(path, sink),
     }

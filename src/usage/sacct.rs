@@ -274,7 +274,7 @@ fn time(text: &str, column: &str) -> Result<Option<i64>, String> {
 }
 
 /// States after which a job holds no allocation (sacct prints e.g. `CANCELLED by 1000`).
-const FINISHED: [&str; 10] = [
+pub(super) const FINISHED: [&str; 10] = [
     "BOOT_FAIL",
     "CANCELLED",
     "COMPLETED",

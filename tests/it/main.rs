@@ -19,6 +19,7 @@ mod priority;
 mod prometheus;
 mod reliability;
 mod run;
+mod sacct_json;
 mod safety;
 mod shares;
 mod sshare_json;
