@@ -276,6 +276,38 @@ pub fn compare(tree: &AssocTree, fs: &FairShare, a: usize, b: usize) -> String {
     out
 }
 
+/// What `fairshare explain WHO [--vs OTHER]` prints, for front ends: every association `who` names
+/// explained (a blank line between them), or, with `vs`, the two compared.
+///
+/// # Errors
+/// A name matches no association, or with `vs`, one matches several (name them `USER@ACCOUNT`).
+///
+/// # Example
+/// ```
+/// use fairshare::pass::{compute, Algorithm, Params};
+/// let tree = fairshare::io::default_tree()?;
+/// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
+/// assert!(!fairshare::explain::explain_who(&tree, &fs, tree.account(0), None)?.is_empty());
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn explain_who(tree: &AssocTree, fs: &FairShare, who: &str, vs: Option<&str>) -> crate::Result<String> {
+    let rows = find_rows(tree, who).map_err(crate::Error::Usage)?;
+    let Some(other) = vs else {
+        let texts: Vec<String> = rows.iter().map(|&r| explain(tree, fs, r)).collect();
+        return Ok(texts.join("\n"));
+    };
+    let others = find_rows(tree, other).map_err(crate::Error::Usage)?;
+    if rows.len() > 1 || others.len() > 1 {
+        let names = |rs: &[usize]| rs.iter().map(|&r| assoc_name(tree, r)).collect::<Vec<_>>().join(", ");
+        return Err(crate::Error::Usage(format!(
+            "several associations match ({}; {}): name them as USER@ACCOUNT",
+            names(&rows),
+            names(&others)
+        )));
+    }
+    Ok(compare(tree, fs, rows[0], others[0]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +317,18 @@ mod tests {
         let tree = crate::io::default_tree().unwrap();
         let fs = compute(&tree, &Params::new(algorithm)).unwrap();
         (tree, fs)
+    }
+
+    #[test]
+    fn explain_who_joins_a_users_associations_and_compares_two() {
+        let (tree, fs) = site(Algorithm::FairTree);
+        let user = (0..tree.len()).find_map(|r| tree.user_name(r)).expect("a user").to_string();
+        let rows = find_rows(&tree, &user).unwrap();
+        let each: Vec<String> = rows.iter().map(|&r| explain(&tree, &fs, r)).collect();
+        assert_eq!(explain_who(&tree, &fs, &user, None).unwrap(), each.join("\n"));
+        let a = format!("{user}@{}", tree.account(rows[0]));
+        assert_eq!(explain_who(&tree, &fs, &a, Some(tree.account(0))).unwrap(), compare(&tree, &fs, rows[0], 0));
+        assert!(explain_who(&tree, &fs, "no-such-user", None).is_err());
     }
 
     #[test]

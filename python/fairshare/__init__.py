@@ -16,7 +16,7 @@ import polars as pl
 from . import _fairshare
 from ._fairshare import FairshareError, Table
 
-__all__ = ["FairshareError", "Table", "read_tree", "compute", "usage", "score", "run"]
+__all__ = ["FairshareError", "Table", "read_tree", "compute", "usage", "score", "run", "explain"]
 __version__ = _fairshare.__version__
 
 
@@ -86,3 +86,10 @@ def _options(options: dict) -> dict:
         if key in options:
             options[key] = _pairs(options[key])
     return options
+
+
+def explain(who, site=None, *, vs=None, **options) -> str:
+    """What ``fairshare explain WHO [--vs OTHER]`` prints for the site (as :func:`run` takes it):
+    why the factor of ``who`` (``USER``, ``USER@ACCOUNT`` or an account) is what it is, level by
+    level, or with ``vs``, where two associations' paths part and what decided their order."""
+    return _fairshare.explain(who, site, vs=vs, **_options(options))

@@ -93,3 +93,19 @@ def run(
     set_shares: Optional[Edits] = None,
     billing: Optional[Mapping[str, str]] = None,
 ) -> dict[str, Any]: ...
+def explain(
+    who: str,
+    site: Optional[Path] = None,
+    *,
+    vs: Optional[str] = None,
+    tree: Optional[Path] = None,
+    jobs: Optional[Path] = None,
+    slurm_conf: Optional[Path] = None,
+    qos: Optional[Path] = None,
+    now: Optional[Time] = None,
+    algorithm: Optional[str] = None,
+    dampening: Optional[int] = None,
+    decay: Optional[str] = None,
+    half_life: Optional[str] = None,
+    set_shares: Optional[Edits] = None,
+) -> str: ...

@@ -521,20 +521,7 @@ fn run<'py>(
         billing,
         ..Kwargs::default()
     };
-    let mut options = kwargs.into_options(SiteOptions { tree, ..SiteOptions::default() })?;
-    // As the command line: a site file under the arguments, else the embedded site when nothing
-    // at all is given. The embedded site's files live until the run is done.
-    let mut embedded = None;
-    match &site {
-        Some(file) => options.under_site_file(file).map_err(error)?,
-        None if options.nothing_given() => {
-            let files = embedded.insert(EmbeddedSite::write().map_err(error)?);
-            options.under_site_file(&files.site_file()).map_err(error)?;
-            options.embedded = true;
-        }
-        None => {}
-    }
-    let site = options.resolve().map_err(error)?;
+    let (site, embedded) = whole_site(site, tree, kwargs)?;
     let warnings = Warnings::default();
     let run = py.detach(|| site.run(false, &warnings)).map_err(error)?;
     drop(embedded);
@@ -556,6 +543,74 @@ fn run<'py>(
     Ok(result)
 }
 
+/// The site of a whole-site call ([`run`], [`explain`]): `site` (a TOML file) under the keyword
+/// arguments, else, as the command line, the embedded seed site when nothing at all is given.
+/// The embedded site's files live as long as the returned guard.
+fn whole_site(site: Option<PathBuf>, tree: Option<PathBuf>, kwargs: Kwargs) -> PyResult<(Site, Option<EmbeddedSite>)> {
+    let mut options = kwargs.into_options(SiteOptions { tree, ..SiteOptions::default() })?;
+    let mut embedded = None;
+    match &site {
+        Some(file) => options.under_site_file(file).map_err(error)?,
+        None if options.nothing_given() => {
+            let files = embedded.insert(EmbeddedSite::write().map_err(error)?);
+            options.under_site_file(&files.site_file()).map_err(error)?;
+            options.embedded = true;
+        }
+        None => {}
+    }
+    Ok((options.resolve().map_err(error)?, embedded))
+}
+
+/// explain(who, site=None, *, vs=None, ...)
+/// --
+///
+/// What `fairshare explain WHO [--vs OTHER]` prints: why the factor of `who` (`USER`,
+/// `USER@ACCOUNT` or an account) is what it is, or why it differs from `vs`'s.
+#[pyfunction]
+#[pyo3(signature = (who, site = None, *, vs = None, tree = None, jobs = None, slurm_conf = None, qos = None,
+    now = None, algorithm = None, dampening = None, decay = None, half_life = None, set_shares = None))]
+#[allow(clippy::too_many_arguments)] // one per keyword argument of the Python function
+fn explain(
+    py: Python<'_>,
+    who: String,
+    site: Option<PathBuf>,
+    vs: Option<String>,
+    tree: Option<PathBuf>,
+    jobs: Option<PathBuf>,
+    slurm_conf: Option<PathBuf>,
+    qos: Option<PathBuf>,
+    now: Option<&Bound<'_, PyAny>>,
+    algorithm: Option<String>,
+    dampening: Option<u16>,
+    decay: Option<String>,
+    half_life: Option<String>,
+    set_shares: Option<Vec<(String, String)>>,
+) -> PyResult<String> {
+    let kwargs = Kwargs {
+        jobs,
+        slurm_conf,
+        qos,
+        now: time_text(now)?,
+        algorithm,
+        dampening,
+        decay,
+        half_life,
+        set_shares,
+        ..Kwargs::default()
+    };
+    let (site, embedded) = whole_site(site, tree, kwargs)?;
+    let warnings = Warnings::default();
+    let text = py
+        .detach(|| {
+            let (tree, fs, _) = site.fair_share(&warnings)?;
+            fairshare::explain::explain_who(&tree, &fs, &who, vs.as_deref())
+        })
+        .map_err(error)?;
+    drop(embedded);
+    warnings.raise(py)?;
+    Ok(text)
+}
+
 /// The native part of the `fairshare` package.
 #[pymodule]
 fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -566,6 +621,7 @@ fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(usage, m)?)?;
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -168,3 +168,18 @@ def test_readme_and_analyst_examples_run(tmp_path):
         done = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip(), path
+
+
+@pytest.mark.parametrize("args", [["dana"], ["dana", "--vs", "alice"]])
+def test_explain_equals_cli(args):
+    done = cli("explain", *args)
+    assert done.returncode == 0, done.stderr
+    vs = args[2] if len(args) > 2 else None
+    assert fairshare.explain(args[0], vs=vs) == done.stdout
+
+
+def test_explain_names_no_one():
+    done = cli("explain", "nobody-here")
+    with pytest.raises(fairshare.FairshareError) as raised:
+        fairshare.explain("nobody-here")
+    assert done.stderr.strip() == f"fairshare: error: {raised.value}"
