@@ -132,10 +132,11 @@ const ALGORITHMS: [(Algorithm, &str); 3] =
     [(Algorithm::FairTree, "fair-tree"), (Algorithm::Classic, "classic"), (Algorithm::Flux, "flux")];
 const DECAYS: [(Decay, &str); 4] =
     [(Decay::Slurm, "slurm"), (Decay::Exact, "exact"), (Decay::Flux, "flux"), (Decay::FluxClean, "flux-clean")];
-const JOB_FORMATS: [(JobFormat, &str); 5] = [
+const JOB_FORMATS: [(JobFormat, &str); 6] = [
     (JobFormat::Csv, "csv"),
     (JobFormat::Parquet, "parquet"),
     (JobFormat::Sacct, "sacct"),
+    (JobFormat::SacctJson, "sacct-json"),
     (JobFormat::Swf(SwfTree::GroupUser), "swf"),
     (JobFormat::FluxDb, "flux-db"),
 ];
