@@ -62,14 +62,25 @@ pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn
     let source = site.tree.source();
     let mut by_row = vec![0.0; tree.len()];
     let total = history.instants().times().len() as u64;
-    history.for_each_instant(|i, record_usage| {
+    let mut start_by_row = vec![0.0; tree.len()];
+    history.for_each_instant(|i, record_usage, pass_start| {
         observer.progress("writing the history", i as u64, total, "instants");
         let t = history.instants().times()[i];
         for (&row, &u) in tree_rows.iter().zip(record_usage) {
             by_row[row] = u;
         }
         let at_tree = tree.with_user_usage(&by_row);
-        let result = crate::pass::compute(&at_tree, params)?;
+        // As Slurm holds it after the instant's last pass: classic reads its accounts at that
+        // pass's start (as `fair_share_after_charge` does for one instant).
+        let result = match pass_start {
+            Some(start) => {
+                for (&row, &u) in tree_rows.iter().zip(start) {
+                    start_by_row[row] = u;
+                }
+                crate::pass::compute_after_pass(&at_tree, &tree.with_user_usage(&start_by_row), params)?
+            }
+            None => crate::pass::compute(&at_tree, params)?,
+        };
         let batch = association_batch(&at_tree, &result);
         // A UTC timestamp, named so that SQL needs no quoting (`at` is a DuckDB keyword).
         let as_of = TimestampMicrosecondArray::from(vec![t * 1_000_000; at_tree.len()]).with_timezone("UTC");

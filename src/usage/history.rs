@@ -9,11 +9,18 @@
 //! both instants; the usage at every instant is then one scan,
 //! `U_i = carry_i · U_{i-1} + Δ_i`. A job touches only the instants its run overlaps, however
 //! many instants there are.
+//!
+//! Under Slurm's decay for the classic algorithm, each instant also has the usage at the start of
+//! its last pass ([`SlurmDecay::job_usage_at_last_pass_start`], which classic's accounts read). It
+//! follows the same recurrence with the same carry: once a job's last charge is a pass behind,
+//! its value at a pass's start is its usage after the previous pass, which decays pass by pass
+//! as the usage does, and a reset clears both.
 
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
+use super::SlurmDecay;
 use super::charge::{ChargeContext, ChargeReport, DecayModel, finite_usage};
 use super::records::{JobFormat, for_each_job};
 use crate::{Error, Result};
@@ -70,6 +77,14 @@ impl Instants {
         }
     }
 
+    /// The decay thread at instant `i` when its last pass's start is kept (Slurm's, for classic).
+    fn pass_start_model(&self, i: usize) -> Option<&SlurmDecay> {
+        match &self.models[i] {
+            DecayModel::Slurm(d) if !d.fair_tree => Some(d),
+            _ => None,
+        }
+    }
+
     /// After this time a job that ended at `end` only decays: its last charge (Slurm's end-of-job
     /// charge or the pass after the end) is behind.
     fn settled(&self, end: i64) -> i64 {
@@ -86,42 +101,55 @@ pub struct History {
     path: PathBuf,
     instants: Instants,
     deltas: Vec<FxHashMap<u32, f64>>,
+    /// The same for the usage at the start of each instant's last pass, when it is kept.
+    pass_start_deltas: Option<Vec<FxHashMap<u32, f64>>>,
     rows: usize,
     /// What the charging saw.
     pub report: ChargeReport,
 }
 
 impl History {
-    /// Calls `f(i, usage)` for every instant in order, with the raw usage per record of the tree
-    /// input the context was made from (accounts 0: theirs is their users' sum).
+    /// Calls `f(i, usage, pass_start)` for every instant in order, with the raw usage per record
+    /// of the tree input the context was made from (accounts 0: theirs is their users' sum), and
+    /// under Slurm's decay for classic the usage at the start of the instant's last pass.
     ///
     /// # Errors
     /// Usage at an instant whose sum over the associations is not a finite number, or whatever
     /// `f` returns.
-    pub fn for_each_instant(&self, mut f: impl FnMut(usize, &[f64]) -> Result<()>) -> Result<()> {
+    pub fn for_each_instant(&self, mut f: impl FnMut(usize, &[f64], Option<&[f64]>) -> Result<()>) -> Result<()> {
         let mut usage = vec![0.0; self.rows];
+        let mut pass_start = self.pass_start_deltas.as_ref().map(|_| vec![0.0; self.rows]);
         for (i, delta) in self.deltas.iter().enumerate() {
-            if i > 0 {
-                let carry = self.instants.carry(i);
-                usage.iter_mut().for_each(|u| *u *= carry);
+            self.scan(i, delta, &mut usage)?;
+            if let (Some(ps), Some(deltas)) = (&mut pass_start, &self.pass_start_deltas) {
+                self.scan(i, &deltas[i], ps)?;
             }
-            // Sorted by row so the sums do not depend on the map's iteration order.
-            let mut rows: Vec<(u32, f64)> = delta.iter().map(|(&r, &d)| (r, d)).collect();
-            rows.sort_unstable_by_key(|&(r, _)| r);
-            for (r, d) in rows {
-                usage[r as usize] += d;
-            }
-            // Each charge is finite; their sums, up to the root's, can still overflow.
-            let total: f64 = usage.iter().sum();
-            if !total.is_finite() {
-                let t = self.instants.times[i];
-                return Err(Error::input(
-                    &self.path,
-                    None,
-                    format!("the usage charged at {t} sums to {total} over the associations, not a finite number"),
-                ));
-            }
-            f(i, &usage)?;
+            f(i, &usage, pass_start.as_deref())?;
+        }
+        Ok(())
+    }
+
+    /// Carries `usage` from instant `i - 1` to `i` and adds the instant's differences.
+    fn scan(&self, i: usize, delta: &FxHashMap<u32, f64>, usage: &mut [f64]) -> Result<()> {
+        if i > 0 {
+            let carry = self.instants.carry(i);
+            usage.iter_mut().for_each(|u| *u *= carry);
+        }
+        // Sorted by row so the sums do not depend on the map's iteration order.
+        let mut rows: Vec<(u32, f64)> = delta.iter().map(|(&r, &d)| (r, d)).collect();
+        rows.sort_unstable_by_key(|&(r, _)| r);
+        for (r, d) in rows {
+            usage[r as usize] += d;
+        }
+        // Each charge is finite; their sums, up to the root's, can still overflow.
+        let total: f64 = usage.iter().sum();
+        if !total.is_finite() {
+            let t = self.instants.times[i];
+            return Err(Error::input(
+                &self.path,
+                None,
+                format!("the usage charged at {t} sums to {total} over the associations, not a finite number"),
+            ));
         }
         Ok(())
     }
@@ -138,7 +166,11 @@ impl History {
 /// # Errors
 /// A malformed record or one the charger rejects, naming the line.
 pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, instants: Instants) -> Result<History> {
-    let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); instants.times.len()];
+    let n = instants.times.len();
+    let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); n];
+    let keep_pass_start = n > 0 && instants.pass_start_model(0).is_some();
+    let mut pass_start_deltas: Vec<FxHashMap<u32, f64>> =
+        if keep_pass_start { vec![FxHashMap::default(); n] } else { Vec::new() };
     let mut charger = ctx.charger();
     for_each_job(path, format, &mut |job| {
         let Some((row, start, bill)) = charger.resolve(job, path)? else {
@@ -146,23 +178,48 @@ pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, i
         };
         let first = instants.times.partition_point(|&t| t < start);
         let settled = job.end.map(|e| instants.settled(e));
-        let mut before = 0.0;
-        for (i, delta) in deltas.iter_mut().enumerate().skip(first) {
-            if i > first && settled.is_some_and(|s| instants.times[i - 1] >= s) {
-                break;
-            }
-            let now = finite_usage(instants.models[i].job_usage(start, job.end, bill), job, bill, path)?;
-            let carried = if i > first { before * instants.carry(i) } else { 0.0 };
-            let d = now - carried;
-            if d != 0.0 {
-                *delta.entry(row).or_insert(0.0) += d;
-            }
-            before = now;
+        add_deltas(&instants, &mut deltas, first, settled, row, |i| {
+            finite_usage(instants.models[i].job_usage(start, job.end, bill), job, bill, path)
+        })?;
+        if keep_pass_start {
+            // `settled` leaves two calc periods after the end: the previous pass, whose state a
+            // pass's start holds, is then behind the last charge too.
+            add_deltas(&instants, &mut pass_start_deltas, first, settled, row, |i| {
+                let d = instants.pass_start_model(i).expect("every instant has the same model");
+                finite_usage(d.job_usage_at_last_pass_start(start, job.end, bill), job, bill, path)
+            })?;
         }
         Ok(())
     })?;
     let report = charger.finish_report();
-    Ok(History { path: path.to_path_buf(), instants, deltas, rows: ctx.rows(), report })
+    let pass_start_deltas = keep_pass_start.then_some(pass_start_deltas);
+    Ok(History { path: path.to_path_buf(), instants, deltas, pass_start_deltas, rows: ctx.rows(), report })
+}
+
+/// Adds one job's differences `value(i) - carry_i · value(i - 1)` at the instants from `first`
+/// until the one after `settled` (from then on the carry alone moves its value).
+fn add_deltas(
+    instants: &Instants,
+    deltas: &mut [FxHashMap<u32, f64>],
+    first: usize,
+    settled: Option<i64>,
+    row: u32,
+    mut value: impl FnMut(usize) -> Result<f64>,
+) -> Result<()> {
+    let mut before = 0.0;
+    for (i, delta) in deltas.iter_mut().enumerate().skip(first) {
+        if i > first && settled.is_some_and(|s| instants.times[i - 1] >= s) {
+            break;
+        }
+        let now = value(i)?;
+        let carried = if i > first { before * instants.carry(i) } else { 0.0 };
+        let d = now - carried;
+        if d != 0.0 {
+            *delta.entry(row).or_insert(0.0) += d;
+        }
+        before = now;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -204,13 +261,22 @@ mod tests {
         let history = charge_history(&jobs_path, JobFormat::Csv, &ctx, Instants::new(times.clone(), model_at)).unwrap();
         assert_eq!(history.report.charged, 7);
         history
-            .for_each_instant(|i, usage| {
+            .for_each_instant(|i, usage, pass_start| {
                 // The oracle: every record charged afresh at this instant.
                 let direct = ChargeContext::new(&input, None, None, model_at(times[i]));
                 let mut charger = direct.charger();
                 crate::usage::for_each_job(&jobs_path, JobFormat::Csv, &mut |j| charger.charge(j, &jobs_path))?;
                 let mut expected = input.clone();
-                charger.finish(&mut expected, &jobs_path)?;
+                let report = charger.finish(&mut expected, &jobs_path)?;
+                assert_eq!(pass_start.is_some(), report.pass_start.is_some(), "instant {i}");
+                if let (Some(got), Some(want)) = (pass_start, &report.pass_start) {
+                    for (r, (g, w)) in got.iter().zip(want).enumerate() {
+                        if expected.records[r].user.is_some() {
+                            let tol = 1e-9 * w.abs().max(1.0);
+                            assert!((g - w).abs() <= tol, "pass start, instant {i} row {r}: {g} vs {w}");
+                        }
+                    }
+                }
                 for (r, (got, want)) in usage.iter().zip(&expected.records).enumerate() {
                     if want.user.is_some() {
                         let tol = 1e-9 * want.usage.abs().max(1.0);
@@ -241,6 +307,7 @@ mod tests {
         check(&slurm(ResetPeriod::None, true));
         check(&slurm(ResetPeriod::None, false));
         check(&slurm(ResetPeriod::Daily, true));
+        check(&slurm(ResetPeriod::Daily, false));
         let exact = |reset: ResetPeriod, half_life: u32| {
             move |t: i64| {
                 DecayModel::Exact(ExactDecay { half_life, now: t, reset: last_boundary(reset, chrono_tz::UTC, t) })

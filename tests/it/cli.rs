@@ -874,3 +874,40 @@ fn every_command_takes_the_site_file_and_agrees_with_run() {
         assert_eq!(line.split_whitespace().nth(1), Some(factor.as_str()), "{who}: {line}");
     }
 }
+
+/// A history's instant is what `compute --now` gives at that instant, classic included: between
+/// passes, with jobs running, classic's accounts hold the values of the last pass's start.
+#[test]
+fn a_history_instant_is_the_state_compute_gives_then() {
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-site");
+    let dir = tempfile::tempdir().unwrap();
+    let (history, single) = (dir.path().join("h"), dir.path().join("c.parquet"));
+    let inputs = |rest: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["--tree", "tree.csv", "--jobs", "jobs.csv", "--slurm-conf", "slurm.conf"]
+            .iter()
+            .enumerate()
+            .map(|(k, a)| if k % 2 == 1 { format!("{site}/{a}") } else { a.to_string() })
+            .collect();
+        args.extend(["--qos".to_string(), format!("{site}/qos.txt")]);
+        args.extend(rest.iter().map(|s| s.to_string()));
+        args
+    };
+    for algo in ["classic", "fair-tree"] {
+        let at = "2026-01-07T13:07:00";
+        let mut args = vec!["usage".to_string()];
+        args.extend(inputs(&["--algo", algo, "--at", &format!("{at},2026-01-08"), "--out", history.to_str().unwrap()]));
+        stdout_of(&fairshare(&args));
+        let mut args = vec!["compute".to_string()];
+        args.extend(inputs(&["--algo", algo, "--now", at, "--out", single.to_str().unwrap()]));
+        stdout_of(&fairshare(&args));
+        let (h, _) = read_parquet(&history.join("date=2026-01-07/130700.parquet"));
+        let (c, _) = read_parquet(&single);
+        for column in ["effective_usage", "fs_factor"] {
+            let (h, c) = (h[column].as_primitive::<Float64Type>(), c[column].as_primitive::<Float64Type>());
+            assert_eq!(h.len(), c.len());
+            for (row, (a, b)) in h.values().iter().zip(c.values()).enumerate() {
+                assert!((a - b).abs() <= 1e-12, "{algo} {column} row {row}: history {a}, compute {b}");
+            }
+        }
+    }
+}
