@@ -89,6 +89,10 @@ pub struct SprioArgs {
     pub tree: TreeArgs,
     #[command(flatten)]
     pub queue: QueueArgs,
+    /// Compare with the controller's priorities in an `squeue --json` queue: print the (job,
+    /// partition) pairs whose priority we compute differently.
+    #[arg(long)]
+    pub check: bool,
     /// No header.
     #[arg(short = 'h', long = "noheader")]
     pub no_header: bool,

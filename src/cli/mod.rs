@@ -17,6 +17,7 @@ use std::path::Path;
 pub use args::Cli;
 use args::{Command, PriorityArg, QueueArgs, SshareArgs, TreeArgs};
 use clap::Parser;
+use fairshare::jobs::PendingFormat;
 use fairshare::output::parquet::{into_association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
@@ -147,6 +148,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sprio(a) => {
             let queue = load_queue(&a.tree, &a.queue)?;
             let (queue, qos_missing) = (queue.queue, queue.qos_missing);
+            if a.check {
+                return check_priorities(&queue);
+            }
             let format = match (&a.format, a.long) {
                 (Some(f), _) => Format::parse(f)?,
                 (None, false) if std::env::var("SPRIO_FORMAT").is_ok_and(|f| !f.is_empty()) => {
@@ -190,6 +194,34 @@ pub fn run(cli: Cli) -> Result<()> {
             }
         },
     }
+}
+
+/// `sprio --check`: the (job, partition) pairs whose priority differs from the controller's.
+fn check_priorities(queue: &Queue) -> Result<()> {
+    let jobs = &queue.jobs;
+    if jobs.format != PendingFormat::SqueueJson {
+        return Err(Error::Usage(
+            "--check compares with the controller's priorities, which only `squeue --json` records: give \
+             --pending as squeue's JSON"
+                .into(),
+        ));
+    }
+    // Read again (a stream from its spool): the queue keeps no controller values.
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut fairshare::io::read::source::open(&jobs.source)?, &mut text)
+        .map_err(|e| Error::io(&jobs.source, e))?;
+    let controller = fairshare::priority::check::controller_priorities(&jobs.source, &text)?;
+    let differ = fairshare::priority::check::differences(jobs, &queue.scores, &controller);
+    let mut text = format!("{:>15} {:<12} {:>10} {}\n", "JOBID", "PARTITION", "CONTROLLER", "COMPUTED");
+    for d in &differ {
+        let ours: Vec<String> = d.computed.iter().map(u32::to_string).collect();
+        // One pair per line, whatever a name holds.
+        let partition = d.partition.replace(|c: char| c.is_control(), "?");
+        text.push_str(&format!("{:>15} {:<12} {:>10} {}\n", d.job_id, partition, d.controller, ours.join(",")));
+    }
+    print(text.as_bytes())?;
+    eprintln!("fairshare: {} (job, partition) priorities differ from the controller's", differ.len());
+    Ok(())
 }
 
 /// Says, once the queue is scored, that no QOS table stood behind Slurm's QOS factors.

@@ -1,6 +1,7 @@
 //! Job priority: Slurm's priority/multifactor formula ([`SlurmPriority`]) and flux-accounting's
 //! `mf_priority` ([`flux`]), both scoring a pending queue into [`Scores`].
 
+pub mod check;
 pub mod flux;
 mod slurm;
 

@@ -22,6 +22,7 @@ mod run;
 mod sacct_json;
 mod safety;
 mod shares;
+mod sprio_check;
 mod sshare_json;
 mod streams;
 mod usage;
