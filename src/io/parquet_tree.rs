@@ -86,25 +86,11 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
                     .map_err(|e| Error::format(path, e))?;
             }
         }
-        let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = match columns {
+        let columns = match columns {
             Some(columns) => columns.map(ColumnBuilder::finish),
             None => CANONICAL_TYPES.clone().map(|t| arrow::array::new_empty_array(&t)),
         };
-        Ok(TreeColumns {
-            source: path.to_path_buf(),
-            id: id.as_primitive().clone(),
-            parent_id: parent_id.as_primitive().clone(),
-            account: account.as_string().clone(),
-            user: user.as_string().clone(),
-            partition: partition.as_string().clone(),
-            shares: shares.as_primitive().clone(),
-            parent_shares: parent_shares.as_boolean().clone(),
-            usage: usage.as_primitive().clone(),
-            priority: priority.as_primitive().clone(),
-            lines: None,
-            sibling_order: SiblingOrder::Lineage,
-            account_usage: AccountUsage::SumOfUsers,
-        })
+        Ok(tree_columns(path, columns))
     })
 }
 
@@ -122,9 +108,13 @@ pub fn columns_from_batches(source: &Path, batches: &[RecordBatch]) -> Result<Tr
         parts.push(canonical_columns(source, batch, row)?);
         row += batch.num_rows() as u64;
     }
-    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] =
-        concat_columns(source, parts)?;
-    Ok(TreeColumns {
+    Ok(tree_columns(source, concat_columns(source, parts)?))
+}
+
+/// The tree columns of the canonical arrays (in [`CANONICAL_TYPES`]' order), read from `source`.
+fn tree_columns(source: &Path, columns: [ArrayRef; 9]) -> TreeColumns {
+    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = columns;
+    TreeColumns {
         source: source.to_path_buf(),
         id: id.as_primitive().clone(),
         parent_id: parent_id.as_primitive().clone(),
@@ -138,7 +128,7 @@ pub fn columns_from_batches(source: &Path, batches: &[RecordBatch]) -> Result<Tr
         lines: None,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
-    })
+    }
 }
 
 /// The canonical tree columns of `records` as one record batch: what [`write()`] writes (and
