@@ -549,16 +549,7 @@ fn run<'py>(
 /// The embedded site's files live as long as the returned guard.
 fn whole_site(site: Option<PathBuf>, tree: Option<PathBuf>, kwargs: Kwargs) -> PyResult<(Site, Option<EmbeddedSite>)> {
     let mut options = kwargs.into_options(SiteOptions { tree, ..SiteOptions::default() })?;
-    let mut embedded = None;
-    match &site {
-        Some(file) => options.under_site_file(file).map_err(error)?,
-        None if options.nothing_given() => {
-            let files = embedded.insert(EmbeddedSite::write().map_err(error)?);
-            options.under_site_file(&files.site_file()).map_err(error)?;
-            options.embedded = true;
-        }
-        None => {}
-    }
+    let embedded = options.under_site(site.as_deref()).map_err(error)?;
     Ok((options.resolve().map_err(error)?, embedded))
 }
 

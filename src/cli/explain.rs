@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use fairshare::explain::{assoc_name, compare, explain, find_rows};
+use fairshare::explain::{explain, explain_who};
 use fairshare::priority::NONE;
 use fairshare::{Error, Result};
 
@@ -69,29 +69,7 @@ pub(crate) fn run(a: &ExplainArgs) -> Result<()> {
         }
     } else {
         let who = a.who.as_deref().expect("clap requires WHO without --job");
-        let rows = find_rows(&tree, who).map_err(Error::Usage)?;
-        match &a.vs {
-            Some(other) => {
-                let others = find_rows(&tree, other).map_err(Error::Usage)?;
-                if rows.len() > 1 || others.len() > 1 {
-                    let names = |rs: &[usize]| rs.iter().map(|&r| assoc_name(&tree, r)).collect::<Vec<_>>().join(", ");
-                    return Err(Error::Usage(format!(
-                        "several associations match ({}; {}): name them as USER@ACCOUNT",
-                        names(&rows),
-                        names(&others)
-                    )));
-                }
-                text.push_str(&compare(&tree, &fs, rows[0], others[0]));
-            }
-            None => {
-                for (k, &r) in rows.iter().enumerate() {
-                    if k > 0 {
-                        text.push('\n');
-                    }
-                    text.push_str(&explain(&tree, &fs, r));
-                }
-            }
-        }
+        text.push_str(&explain_who(&tree, &fs, who, a.vs.as_deref())?);
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

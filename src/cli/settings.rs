@@ -38,19 +38,7 @@ impl Settings {
             options.pending = path.map(Path::to_path_buf);
             options.pending_format = format.map(pending_format);
         }
-        let embedded = match &tree.site {
-            Some(file) => {
-                options.under_site_file(file)?;
-                None
-            }
-            None if options.nothing_given() => {
-                let site = EmbeddedSite::write()?;
-                options.under_site_file(&site.site_file())?;
-                options.embedded = true;
-                Some(site)
-            }
-            None => None,
-        };
+        let embedded = options.under_site(tree.site.as_deref())?;
         Ok(Settings { options, _embedded: embedded })
     }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use chrono_tz::Tz;
 
-use super::embedded::EMBEDDED;
+use super::embedded::{EMBEDDED, EmbeddedSite};
 use super::queue::PendingSource;
 use super::site_file::SiteFile;
 use super::tree_source::TreeSource;
@@ -112,6 +112,25 @@ impl SiteOptions {
         self.fill_from(&SiteFile::read(path)?);
         self.site_file = Some(path.to_path_buf());
         Ok(())
+    }
+
+    /// Fills the options still unset from the site file `site`, or, without one and when
+    /// nothing at all is given, from the embedded default site, whose files stay on disk while
+    /// the returned value lives (every front end runs that site when given no input).
+    ///
+    /// # Errors
+    /// As [`SiteFile::read`], or the embedded site cannot be written.
+    pub fn under_site(&mut self, site: Option<&std::path::Path>) -> Result<Option<EmbeddedSite>> {
+        match site {
+            Some(file) => self.under_site_file(file).map(|()| None),
+            None if self.nothing_given() => {
+                let files = EmbeddedSite::write()?;
+                self.under_site_file(&files.site_file())?;
+                self.embedded = true;
+                Ok(Some(files))
+            }
+            None => Ok(None),
+        }
     }
 
     /// Fills the options still unset from a site file: what is already set wins.
