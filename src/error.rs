@@ -35,6 +35,9 @@ pub enum Error {
     /// A request that cannot be honoured (bad option combination, unknown field name, ...).
     #[error("{0}")]
     Usage(String),
+    /// The caller asked a long computation to stop (a Python user's Ctrl-C); nothing was written.
+    #[error("interrupted while {0}")]
+    Interrupted(&'static str),
     /// Arrow, Parquet, SQLite or JSON failed while encoding or decoding a named file.
     #[error("{}: {source}", path.display())]
     Format {
@@ -99,5 +102,10 @@ mod tests {
     fn input_errors_name_the_file_and_line() {
         assert_eq!(Error::input("tree.csv", 7, "shares: -1").to_string(), "tree.csv:7: shares: -1");
         assert_eq!(Error::input("tree.csv", None, "empty").to_string(), "tree.csv: empty");
+    }
+
+    #[test]
+    fn an_interruption_says_what_it_stopped() {
+        assert_eq!(Error::Interrupted("charging job records").to_string(), "interrupted while charging job records");
     }
 }

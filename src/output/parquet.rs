@@ -194,6 +194,22 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) 
     sink.finish()
 }
 
+/// `schema` with dictionary-encoded names declared as their plain values: Parquet's pages hold
+/// names the same way either way, and the file's Arrow schema then tells every reader the one
+/// name type of all our outputs (`string`), so a jobs file joins an associations file without a
+/// cast. The dictionary arrays are still what the writer encodes, which spares hashing each row.
+fn plain_names(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(_, value) => f.as_ref().clone().with_data_type(value.as_ref().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
 /// A Parquet file written batch by batch, atomically: nothing is at `path` until [`Self::finish`].
 ///
 /// Each batch is cut into row groups of at most 2^20 rows, encoded and compressed
@@ -216,14 +232,13 @@ impl ParquetSink {
     /// The temporary file cannot be created.
     pub fn create(path: &Path, first: &RecordBatch, metadata: Vec<KeyValue>) -> Result<Self> {
         let file = AtomicFile::create(path)?;
-        let schema = first.schema();
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_key_value_metadata(Some(metadata));
         // A dictionary makes few-valued numbers (weighted factors, depths) smaller and faster to
         // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
-        for (field, column) in schema.fields().iter().zip(first.columns()) {
+        for (field, column) in first.schema().fields().iter().zip(first.columns()) {
             let path = || ColumnPath::from(field.name().as_str());
             if mostly_distinct(column.as_ref()) {
                 props = props.set_column_dictionary_enabled(path(), false);
@@ -235,6 +250,7 @@ impl ParquetSink {
                 props = props.set_column_statistics_enabled(path(), EnabledStatistics::None);
             }
         }
+        let schema = plain_names(&first.schema());
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(|e| Error::format(path, e))?;
@@ -392,5 +408,20 @@ mod tests {
         let group = first_row_group(&batch);
         let has_min_max = |c: usize| group.column(c).statistics().is_some_and(|s| s.min_bytes_opt().is_some());
         assert_eq!((0..3).map(has_min_max).collect::<Vec<_>>(), [false, true, true]);
+    }
+
+    #[test]
+    fn dictionary_names_read_back_as_plain_strings_with_their_values() {
+        let names = StringArray::from(vec!["physics", "chem"]);
+        let keys = UInt32Array::from(vec![Some(1), None, Some(0), Some(1)]);
+        let dict = DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(names)).unwrap();
+        let batch = RecordBatch::try_from_iter([("account", Arc::new(dict) as ArrayRef)]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_parquet(&path, &batch, Vec::new()).unwrap();
+        let back = crate::io::read_parquet_whole(&path).unwrap();
+        assert_eq!(back.schema().field(0).data_type(), &DataType::Utf8);
+        let values: Vec<Option<&str>> = back.column(0).as_string::<i32>().iter().collect();
+        assert_eq!(values, [Some("chem"), None, Some("physics"), Some("chem")]);
     }
 }

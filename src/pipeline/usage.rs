@@ -8,7 +8,6 @@ use chrono_tz::Tz;
 
 use super::Observer;
 use super::embedded::shown;
-use crate::Result;
 use crate::config::{QosTable, ResetPeriod, SlurmConf};
 use crate::pass::Algorithm;
 use crate::tree::TreeInput;
@@ -16,6 +15,7 @@ use crate::usage::flux::FluxUsageConfig;
 use crate::usage::flux_records::{FluxRecords, charge_flux_records};
 use crate::usage::reset::last_boundary;
 use crate::usage::{ChargeReport, DecayModel, ExactDecay, JobFormat, SlurmDecay, charge_jobs};
+use crate::{Error, Result};
 
 /// How usage decays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,8 +161,10 @@ impl UsageConfig {
             let emulate = (self.decay == Decay::Flux).then_some((self.first_pass, self.flux_interval));
             charge_flux_records(input, &self.jobs, self.format, &FluxRecords { cfg, now: self.now, emulate })?
         } else {
-            let progress: crate::usage::Progress<'_> =
-                Box::new(move |done, total| observer.progress("charging job records", done, total, ""));
+            let progress: crate::usage::Progress<'_> = Box::new(move |done, total| {
+                observer.progress("charging job records", done, total, "");
+                if observer.interrupted() { Err(Error::Interrupted("charging job records")) } else { Ok(()) }
+            });
             charge_jobs(input, &self.jobs, self.format, conf, qos, self.model(algorithm), Some(progress))?
         };
         observer.charged();

@@ -156,8 +156,9 @@ pub struct ChargeContext<'a> {
     progress: Option<Progress<'a>>,
 }
 
-/// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet).
-pub type Progress<'a> = Box<dyn Fn(u64, u64) + Sync + 'a>;
+/// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet);
+/// an error stops the read there and is returned (how a caller interrupts a long charge).
+pub type Progress<'a> = Box<dyn Fn(u64, u64) -> crate::Result<()> + Sync + 'a>;
 
 impl<'a> ChargeContext<'a> {
     /// A context for the user associations of `input`. Without a slurm.conf, every job is billed
@@ -183,9 +184,13 @@ impl<'a> ChargeContext<'a> {
     }
 
     /// Calls the progress callback, if any.
-    pub(crate) fn report_progress(&self, done: u64, total: u64) {
-        if let Some(p) = &self.progress {
-            p(done, total);
+    ///
+    /// # Errors
+    /// The callback's: the read stops.
+    pub(crate) fn report_progress(&self, done: u64, total: u64) -> crate::Result<()> {
+        match &self.progress {
+            Some(p) => p(done, total),
+            None => Ok(()),
         }
     }
 

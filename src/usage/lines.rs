@@ -193,7 +193,7 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
         })?;
         read += batch.iter().map(|(b, _)| b.len() as u64).sum::<u64>();
         // A stream's size is known at its end: until then, what has been read so far.
-        ctx.report_progress(read, blocks.file.size().unwrap_or(read));
+        ctx.report_progress(read, blocks.file.size().unwrap_or(read))?;
     }
 }
 

@@ -292,7 +292,7 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         for start in (0..groups.len()).step_by(wave) {
             let end = (start + wave).min(groups.len());
             ctx.charge_wave(&mut total, &(start..end).collect::<Vec<_>>(), charge_group)?;
-            ctx.report_progress(end as u64, groups.len() as u64);
+            ctx.report_progress(end as u64, groups.len() as u64)?;
         }
         Ok(total)
     })

@@ -667,3 +667,48 @@ fn sshare_prints_the_recomputed_raw_usage() {
     }
     assert_eq!(seen, expected.len());
 }
+
+/// An observer that asks to stop once it has heard `after` progress reports.
+struct StopAfter {
+    after: usize,
+    heard: std::sync::atomic::AtomicUsize,
+}
+
+impl fairshare::pipeline::Observer for StopAfter {
+    fn progress(&self, _what: &str, _done: u64, _total: u64, _unit: &str) {
+        self.heard.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn interrupted(&self) -> bool {
+        self.heard.load(std::sync::atomic::Ordering::Relaxed) >= self.after
+    }
+}
+
+/// A charge asked to stop stops at the next wave, with `Error::Interrupted`, for Parquet row
+/// groups and text blocks alike; one that is not asked finishes.
+#[test]
+fn an_interrupted_charge_stops_at_the_next_wave() {
+    let site = GenSite::new(200, 3000, 5);
+    write_records_parquet(&site.path("jobs.parquet"), &site.input, &site.spec).unwrap();
+    regroup(&site.path("jobs.parquet"), &site.path("groups.parquet"), 100);
+    for (jobs, format) in
+        [("groups.parquet", fairshare::usage::JobFormat::Parquet), ("jobs.csv", fairshare::usage::JobFormat::Csv)]
+    {
+        let options = fairshare::pipeline::SiteOptions {
+            tree: Some(site.path("tree.csv")),
+            jobs: Some(site.path(jobs)),
+            jobs_format: Some(format),
+            now: Some(site.spec.to.to_string()),
+            ..Default::default()
+        };
+        let resolved = options.resolve().unwrap();
+        let stop = StopAfter { after: 1, heard: 0.into() };
+        let mut input = resolved.tree_input().unwrap();
+        let e = resolved.charge(&mut input, &stop).unwrap_err();
+        assert!(matches!(e, fairshare::Error::Interrupted(_)), "{jobs}: {e}");
+        assert_eq!(stop.heard.into_inner(), 1, "{jobs}: stopped at the first wave");
+        let never = StopAfter { after: usize::MAX, heard: 0.into() };
+        let mut input = resolved.tree_input().unwrap();
+        let report = resolved.charge(&mut input, &never).unwrap().unwrap();
+        assert_eq!(report.records, 3000, "{jobs}");
+    }
+}
