@@ -2,7 +2,7 @@
 //! many instants.
 
 use fairshare::output::atomic::{DirKind, check_replaceable};
-use fairshare::pipeline::write_history;
+use fairshare::pipeline::{history_instants_of, write_history};
 use fairshare::{Error, Result};
 
 use super::args::UsageCmdArgs;
@@ -49,41 +49,17 @@ pub(crate) fn run(a: &UsageCmdArgs) -> Result<()> {
     fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
 }
 
-fn time(text: &str, flag: &str) -> Result<i64> {
-    fairshare::io::read::time::parse_time_arg(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
-}
-
 /// The instants `--at` or `--every/--from/--to` ask for (empty for a single `--now`).
 ///
 /// # Errors
 /// A bad time or interval, or more instants than `--max-instants`.
 fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
-    if let Some(every) = &a.every {
-        let step = fairshare::config::time::parse_duration(every).map_err(|m| Error::Usage(format!("--every: {m}")))?;
-        let from = time(a.from.as_deref().unwrap_or_default(), "--from")?;
-        let to = time(a.to.as_deref().unwrap_or_default(), "--to")?;
-        if to < from {
-            return Err(Error::Usage(format!("--to {to} is before --from {from}")));
-        }
-        let count = (to - from) / step + 1;
-        check_instant_count(count as u64, a.max_instants, &format!("--every {every} from --from to --to"))?;
-        let instants: Vec<i64> = (0..count).map(|k| from + k * step).collect();
-        eprintln!("fairshare: {count} instant(s), {} to {}", iso(from), iso(instants[instants.len() - 1]));
-        return Ok(instants);
+    let every = a.every.as_deref().map(|every| (every, a.from.as_deref(), a.to.as_deref()));
+    let instants = history_instants_of(&a.at, every, a.max_instants)?;
+    if let (Some(_), Some(first), Some(last)) = (&a.every, instants.first(), instants.last()) {
+        eprintln!("fairshare: {} instant(s), {} to {}", instants.len(), iso(*first), iso(*last));
     }
-    check_instant_count(a.at.len() as u64, a.max_instants, "--at")?;
-    a.at.iter().map(|t| time(t, "--at")).collect()
-}
-
-/// Refuses a history of more instants than `max` (each is a Parquet file).
-fn check_instant_count(count: u64, max: u64, what: &str) -> Result<()> {
-    if count > max {
-        return Err(Error::Usage(format!(
-            "{what} is {count} instants (one Parquet file each), more than --max-instants {max}: \
-             give a coarser interval or raise --max-instants"
-        )));
-    }
-    Ok(())
+    Ok(instants)
 }
 
 /// An epoch time as `YYYY-MM-DDTHH:MM:SSZ`.

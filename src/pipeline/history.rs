@@ -36,14 +36,29 @@ fn date_and_time(t: i64) -> (String, String) {
     (dt.format("%Y-%m-%d").to_string(), dt.format("%H%M%S").to_string())
 }
 
-/// Charges the site's job records once for every instant and writes one Parquet file per instant
-/// (usage and fair-share of every association, with an `as_of` UTC timestamp column),
-/// partitioned by date, as one directory that appears atomically; instants of an earlier history
-/// in `out` are kept.
+/// One instant of a usage history: the usage and fair-share of every association, with an
+/// `as_of` UTC timestamp column, and the parameters of that state for the output metadata.
+#[derive(Debug)]
+pub struct HistoryInstant {
+    /// The instant (epoch seconds).
+    pub at: i64,
+    /// `as_of`, then the columns of [`association_batch`], rows in the tree's order.
+    pub batch: RecordBatch,
+    /// The pass and usage parameters of the state at `at`.
+    pub metadata: Vec<KeyValue>,
+}
+
+/// Charges the site's job records once for every instant of `instants` and hands each instant's
+/// state to `each`, in order; returns what the charging saw.
 ///
 /// # Errors
-/// No job records in the site, reading or charging them, the tree, or writing.
-pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn Observer) -> Result<HistoryWritten> {
+/// No job records in the site, reading or charging them, the tree, or `each`'s error.
+pub fn for_each_history_instant(
+    site: &Site,
+    instants: Vec<i64>,
+    observer: &dyn Observer,
+    mut each: impl FnMut(HistoryInstant) -> Result<()>,
+) -> Result<ChargeReport> {
     let usage = site.usage.as_ref().ok_or_else(|| Error::Usage("a usage history needs job records".into()))?;
     let input = site.tree_input()?;
     let params = &site.params;
@@ -56,15 +71,15 @@ pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn
     // Tree row of each input record.
     let row_of_id: HashMap<u64, usize> = tree.ids().iter().enumerate().map(|(row, &id)| (id, row)).collect();
     let tree_rows: Vec<usize> = input.records.iter().map(|r| row_of_id[&r.id]).collect();
-    let dir = AtomicDir::create(out, DirKind::History)?;
-    let carried = dir.keep_previous()?;
-    let mut written = HashSet::new();
     let source = site.tree.source();
     let mut by_row = vec![0.0; tree.len()];
     let total = history.instants().times().len() as u64;
     let mut start_by_row = vec![0.0; tree.len()];
     history.for_each_instant(|i, record_usage, pass_start| {
         observer.progress("writing the history", i as u64, total, "instants");
+        if observer.interrupted() {
+            return Err(Error::Interrupted("computing the history"));
+        }
         let t = history.instants().times()[i];
         for (&row, &u) in tree_rows.iter().zip(record_usage) {
             by_row[row] = u;
@@ -84,24 +99,81 @@ pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn
         let batch = association_batch(&at_tree, &result);
         // A UTC timestamp, named so that SQL needs no quoting (`at` is a DuckDB keyword).
         let as_of = TimestampMicrosecondArray::from(vec![t * 1_000_000; at_tree.len()]).with_timezone("UTC");
-        let at: ArrayRef = Arc::new(as_of);
+        let as_of: ArrayRef = Arc::new(as_of);
         let mut fields: Vec<Field> =
             vec![Field::new("as_of", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), false)];
         fields.extend(batch.schema().fields().iter().map(|f| f.as_ref().clone()));
-        let mut columns = vec![at];
+        let mut columns = vec![as_of];
         columns.extend(batch.columns().iter().cloned());
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| Error::format(out, e))?;
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+            .map_err(|e| Error::format(site.tree.source(), e))?;
         let mut meta = metadata(&result, &source);
         meta.extend(site.tree.what_if_metadata());
         meta.extend(usage.metadata_at(algorithm, t).into_iter().map(|(k, v)| KeyValue::new(k, v)));
-        let (date, hms) = date_and_time(t);
+        each(HistoryInstant { at: t, batch, metadata: meta })
+    })?;
+    observer.progress("writing the history", total, total, "instants");
+    Ok(history.report)
+}
+
+/// Charges the site's job records once for every instant and writes one Parquet file per instant
+/// (usage and fair-share of every association, with an `as_of` UTC timestamp column),
+/// partitioned by date, as one directory that appears atomically; instants of an earlier history
+/// in `out` are kept.
+///
+/// # Errors
+/// No job records in the site, reading or charging them, the tree, or writing.
+pub fn write_history(site: &Site, instants: Vec<i64>, out: &Path, observer: &dyn Observer) -> Result<HistoryWritten> {
+    let dir = AtomicDir::create(out, DirKind::History)?;
+    let carried = dir.keep_previous()?;
+    let mut written = HashSet::new();
+    let report = for_each_history_instant(site, instants, observer, |instant| {
+        let (date, hms) = date_and_time(instant.at);
         let part = dir.path().join(format!("date={date}"));
         std::fs::create_dir_all(&part).map_err(|e| Error::io(&part, e))?;
         written.insert(format!("date={date}/{hms}.parquet"));
-        write_parquet(&part.join(format!("{hms}.parquet")), &batch, meta)
+        write_parquet(&part.join(format!("{hms}.parquet")), &instant.batch, instant.metadata)
     })?;
-    observer.progress("writing the history", total, total, "instants");
     dir.commit()?;
     let replaced = carried.iter().filter(|f| written.contains(f.as_str())).count();
-    Ok(HistoryWritten { written: written.len(), kept: carried.len() - replaced, replaced, report: history.report })
+    Ok(HistoryWritten { written: written.len(), kept: carried.len() - replaced, replaced, report })
+}
+
+/// The instants of a history: `every` (interval, from, to) from `from` to `to` inclusive, else
+/// the times `at`; at most `max` of them (each is a Parquet file).
+///
+/// # Errors
+/// A bad time or interval, `to` before `from`, or more than `max` instants.
+pub fn history_instants_of(
+    at: &[String],
+    every: Option<(&str, Option<&str>, Option<&str>)>,
+    max: u64,
+) -> Result<Vec<i64>> {
+    let time = |text: &str, flag: &str| {
+        crate::io::read::time::parse_time_arg(text).map_err(|m| Error::Usage(format!("{flag}: {m}")))
+    };
+    if let Some((every, from, to)) = every {
+        let step = crate::config::time::parse_duration(every).map_err(|m| Error::Usage(format!("--every: {m}")))?;
+        let from = time(from.unwrap_or_default(), "--from")?;
+        let to = time(to.unwrap_or_default(), "--to")?;
+        if to < from {
+            return Err(Error::Usage(format!("--to {to} is before --from {from}")));
+        }
+        let count = (to - from) / step + 1;
+        check_instant_count(count as u64, max, &format!("--every {every} from --from to --to"))?;
+        return Ok((0..count).map(|k| from + k * step).collect());
+    }
+    check_instant_count(at.len() as u64, max, "--at")?;
+    at.iter().map(|t| time(t, "--at")).collect()
+}
+
+/// Refuses a history of more instants than `max` (each is a Parquet file).
+fn check_instant_count(count: u64, max: u64, what: &str) -> Result<()> {
+    if count > max {
+        return Err(Error::Usage(format!(
+            "{what} is {count} instants (one Parquet file each), more than --max-instants {max}: \
+             give a coarser interval or raise --max-instants"
+        )));
+    }
+    Ok(())
 }

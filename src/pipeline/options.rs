@@ -19,7 +19,7 @@ use crate::io::TreeFormat;
 use crate::io::read::time::parse_time_arg;
 use crate::jobs::PendingFormat;
 use crate::pass::{Algorithm, Params};
-use crate::tree::Shares;
+use crate::tree::{Shares, TreeColumns};
 use crate::usage::JobFormat;
 use crate::usage::reset::parse_timezone;
 use crate::usage::swf::SwfTree;
@@ -38,6 +38,8 @@ pub struct SiteOptions {
     pub tree: Option<PathBuf>,
     /// Its format (default: detected).
     pub tree_format: Option<TreeFormat>,
+    /// A tree already in memory (a front end's table), in place of a tree file.
+    pub tree_table: Option<TreeColumns>,
     /// The algorithm (default: slurm.conf's PriorityFlags, else Fair Tree).
     pub algorithm: Option<Algorithm>,
     /// Classic's FairShareDampeningFactor (default: slurm.conf's, else 1).
@@ -98,6 +100,7 @@ impl SiteOptions {
     /// Whether no input at all is set (then front ends run the embedded default site).
     pub fn nothing_given(&self) -> bool {
         self.tree.is_none()
+            && self.tree_table.is_none()
             && self.jobs.is_none()
             && self.slurm_conf.is_none()
             && self.qos.is_none()
@@ -142,8 +145,11 @@ impl SiteOptions {
         }
         fill(&mut self.slurm_conf, &file.slurm_conf);
         fill(&mut self.qos, &file.qos);
-        fill(&mut self.tree, &file.tree);
-        fill(&mut self.tree_format, &file.tree_format);
+        // A tree in memory takes the place of the site's tree file.
+        if self.tree_table.is_none() {
+            fill(&mut self.tree, &file.tree);
+            fill(&mut self.tree_format, &file.tree_format);
+        }
         fill(&mut self.jobs, &file.jobs);
         fill(&mut self.jobs_format, &file.jobs_format);
         fill(&mut self.pending, &file.pending);
@@ -213,7 +219,12 @@ impl SiteOptions {
         let files = roles.into_iter().filter_map(|(role, p)| Some((role, p.clone()?))).collect();
         Ok(Site {
             name,
-            tree: TreeSource { path: self.tree.clone(), format: self.tree_format, set_shares: self.set_shares.clone() },
+            tree: TreeSource {
+                path: self.tree.clone(),
+                table: self.tree_table.clone(),
+                format: self.tree_format,
+                set_shares: self.set_shares.clone(),
+            },
             params,
             slurm_conf: conf,
             qos,

@@ -6,15 +6,17 @@ use parquet::file::metadata::KeyValue;
 
 use super::embedded::{EMBEDDED, shown};
 use crate::io::TreeFormat;
-use crate::tree::{AssocTree, Shares, TreeInput};
+use crate::tree::{AssocTree, Shares, TreeColumns, TreeInput};
 use crate::{Error, Result};
 
-/// A tree input: a file (any format the readers take) or the embedded default tree, with
-/// what-if share edits.
+/// A tree input: a file (any format the readers take), a table in memory, or the embedded
+/// default tree, with what-if share edits.
 #[derive(Debug, Clone, Default)]
 pub struct TreeSource {
     /// The file (`None`: the embedded default tree).
     pub path: Option<PathBuf>,
+    /// A tree already in memory (a front end's table), read in place of `path`.
+    pub table: Option<TreeColumns>,
     /// Its format (`None`: detected).
     pub format: Option<TreeFormat>,
     /// What-if shares: an account by name, or a user association by `USER@ACCOUNT`.
@@ -32,8 +34,11 @@ impl TreeSource {
     /// # Errors
     /// The file cannot be read, or an edit names no association.
     pub fn given_input(&self) -> Result<Option<TreeInput>> {
-        let Some(p) = &self.path else { return Ok(None) };
-        let mut input = crate::io::read_tree_input(p, self.format)?;
+        let mut input = match (&self.table, &self.path) {
+            (Some(table), _) => table.clone().into_input(),
+            (None, Some(p)) => crate::io::read_tree_input(p, self.format)?,
+            (None, None) => return Ok(None),
+        };
         self.edit(&mut input)?;
         Ok(Some(input))
     }
@@ -88,7 +93,11 @@ impl TreeSource {
 
     /// What outputs call the tree.
     pub fn source(&self) -> String {
-        self.path.as_ref().map_or_else(|| EMBEDDED.to_string(), |p| shown(p))
+        match (&self.table, &self.path) {
+            (Some(table), _) => shown(&table.source),
+            (None, Some(p)) => shown(p),
+            (None, None) => EMBEDDED.to_string(),
+        }
     }
 
     /// The tree as given (edited), built.
@@ -96,11 +105,14 @@ impl TreeSource {
     /// # Errors
     /// As [`TreeSource::given_input`] and [`AssocTree::build`].
     pub fn load(&self) -> Result<AssocTree> {
-        match (&self.path, self.set_shares.is_empty()) {
-            // A file read straight into the tree (Parquet's columns need no record per row).
-            (Some(p), true) => crate::io::read_tree(p, self.format),
-            (Some(_), false) => AssocTree::build(self.given_input()?.expect("a path was given")),
-            (None, _) => AssocTree::build(self.default_input()?),
+        match (&self.table, &self.path, self.set_shares.is_empty()) {
+            // Columns straight into the tree, without a record per row.
+            (Some(table), _, true) => AssocTree::from_columns(table.clone()),
+            (None, Some(p), true) => crate::io::read_tree(p, self.format),
+            (Some(_), _, false) | (None, Some(_), false) => {
+                AssocTree::build(self.given_input()?.expect("a tree was given"))
+            }
+            (None, None, _) => AssocTree::build(self.default_input()?),
         }
     }
 }
