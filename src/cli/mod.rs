@@ -268,6 +268,7 @@ fn load_queue(tree: &TreeArgs, q: &QueueArgs) -> Result<LoadedQueue> {
             let pending = PendingSource { path, format: o.pending_format };
             let tree = fairshare::pipeline::TreeSource {
                 path: o.tree.clone(),
+                table: None,
                 format: o.tree_format,
                 set_shares: o.set_shares.clone(),
             };
