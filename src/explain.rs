@@ -8,8 +8,14 @@
 //! the normalized shares multiplied down the path, the effective usage blended up from the
 //! parent, and `F = 2^(-UE/S/d)`. Two associations are compared at the level where their paths
 //! part: that is where the order of their factors is decided.
+//!
+//! The numbers of a path are also given as data ([`path_rows`], [`path_batch`]), for front ends
+//! that tabulate them rather than print them.
 
 use std::fmt::Write;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 
 use crate::pass::{Algorithm, FairShare};
 use crate::tree::AssocTree;
@@ -103,8 +109,154 @@ pub(crate) fn num(v: f64) -> String {
     }
 }
 
-fn shares(tree: &AssocTree, row: usize) -> String {
-    if tree.is_parent_shares(row) { "parent".into() } else { tree.raw_shares()[row].to_string() }
+/// One level of the path from the root to an association (the root itself is not a level):
+/// the numbers [`explain`] prints for it.
+#[derive(Debug, Clone)]
+pub struct PathRow {
+    /// The id of the association the path leads to.
+    pub path_of: u64,
+    /// This level's association id.
+    pub id: u64,
+    /// Its depth (1 below the root).
+    pub depth: u32,
+    /// Its account.
+    pub account: String,
+    /// Its user (`None` for an account).
+    pub user: Option<String>,
+    /// Its partition, if any.
+    pub partition: Option<String>,
+    /// Its raw shares as the tree holds them (0 where `parent_shares`).
+    pub raw_shares: u64,
+    /// Whether it has `FairShare=parent`.
+    pub parent_shares: bool,
+    /// S: its share of its siblings' shares (classic: multiplied down the path).
+    pub norm_shares: f64,
+    /// Its raw usage.
+    pub raw_usage: f64,
+    /// U: Fair Tree, of the parent's usage; flux, of the siblings'; classic, the effective usage.
+    pub effective_usage: f64,
+    /// Its usage over the root's (classic's NormUsage).
+    pub norm_usage: f64,
+    /// Fair Tree's Level FS, flux's weight; NaN for classic and `parent` associations.
+    pub level_fs: f64,
+    /// Its place among its siblings by `level_fs`, highest first (users first on ties); `None`
+    /// where it is not placed at this level (`level_fs` unset).
+    pub place: Option<u32>,
+    /// The number of its siblings (itself included) when it is placed.
+    pub siblings: Option<u32>,
+    /// The lowest final factor of the users of its subtree (`None`: no user with a factor).
+    pub range_lo: Option<f64>,
+    /// The highest final factor of the users of its subtree.
+    pub range_hi: Option<f64>,
+    /// Its own factor (NaN for an account).
+    pub fs_factor: f64,
+}
+
+impl PathRow {
+    /// The display name, as [`assoc_name`] gives it.
+    pub fn name(&self) -> String {
+        let mut name = self.account.clone();
+        if let Some(u) = &self.user {
+            name.push('/');
+            name.push_str(u);
+        }
+        if let Some(p) = &self.partition {
+            name.push('@');
+            name.push_str(p);
+        }
+        name
+    }
+
+    /// The shares as the explanation prints them: the count, or `parent`.
+    fn shares_text(&self) -> String {
+        if self.parent_shares { "parent".into() } else { self.raw_shares.to_string() }
+    }
+}
+
+/// The levels of the path from the root (excluded) down to `row` (included).
+///
+/// # Example
+/// ```
+/// use fairshare::pass::{compute, Algorithm, Params};
+/// let tree = fairshare::io::default_tree()?;
+/// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
+/// let dana = fairshare::explain::find_rows(&tree, "dana").unwrap()[0];
+/// let rows = fairshare::explain::path_rows(&tree, &fs, dana);
+/// assert_eq!(rows.last().unwrap().fs_factor, fs.fs_factor[dana]);
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn path_rows(tree: &AssocTree, fs: &FairShare, row: usize) -> Vec<PathRow> {
+    let path_of = tree.ids()[row];
+    path(tree, row)[1..]
+        .iter()
+        .map(|&r| {
+            // `parent` associations are not placed at their own level (they are lifted).
+            let placed = (!fs.level_fs[r].is_nan()).then(|| place(tree, fs, r));
+            let range = subtree_range(tree, fs, r);
+            PathRow {
+                path_of,
+                id: tree.ids()[r],
+                depth: tree.depths()[r],
+                account: tree.account(r).to_string(),
+                user: tree.user_name(r).map(str::to_string),
+                partition: tree.partition(r).map(str::to_string),
+                raw_shares: tree.raw_shares()[r],
+                parent_shares: tree.is_parent_shares(r),
+                norm_shares: fs.norm_shares[r],
+                raw_usage: tree.raw_usage()[r],
+                effective_usage: fs.effective_usage[r],
+                norm_usage: fs.norm_usage[r],
+                level_fs: fs.level_fs[r],
+                place: placed.map(|(p, _)| p as u32),
+                siblings: placed.map(|(_, n)| n as u32),
+                range_lo: range.map(|(lo, _)| lo),
+                range_hi: range.map(|(_, hi)| hi),
+                fs_factor: fs.fs_factor[r],
+            }
+        })
+        .collect()
+}
+
+/// The path rows of every association `who` names (`USER`, `USER@ACCOUNT` or an account, as
+/// [`explain_who`] resolves it), one path after the other.
+///
+/// # Errors
+/// The name matches no association.
+pub fn explain_who_rows(tree: &AssocTree, fs: &FairShare, who: &str) -> crate::Result<Vec<PathRow>> {
+    let rows = find_rows(tree, who).map_err(crate::Error::Usage)?;
+    Ok(rows.iter().flat_map(|&r| path_rows(tree, fs, r)).collect())
+}
+
+/// `rows` as an Arrow batch, one row each: `path_of`, `id`, `depth`, `account`, `user`,
+/// `partition`, `raw_shares`, `parent_shares`, `norm_shares`, `raw_usage`, `norm_usage`,
+/// `effective_usage`, `level_fs`, `place`, `siblings`, `range_lo`, `range_hi`, `fs_factor`
+/// (unset values null, as in the associations file).
+pub fn path_batch(rows: &[PathRow]) -> RecordBatch {
+    // NaN marks an unset value: null, as the associations file has it.
+    let f64s = |get: fn(&PathRow) -> f64| -> ArrayRef {
+        Arc::new(Float64Array::from_iter(rows.iter().map(|r| Some(get(r)).filter(|v| !v.is_nan()))))
+    };
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("path_of", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.path_of)))),
+        ("id", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.id)))),
+        ("depth", Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.depth)))),
+        ("account", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| &r.account)))),
+        ("user", Arc::new(StringArray::from_iter(rows.iter().map(|r| r.user.as_deref())))),
+        ("partition", Arc::new(StringArray::from_iter(rows.iter().map(|r| r.partition.as_deref())))),
+        ("raw_shares", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.raw_shares)))),
+        ("parent_shares", Arc::new(BooleanArray::from_iter(rows.iter().map(|r| Some(r.parent_shares))))),
+        ("norm_shares", f64s(|r| r.norm_shares)),
+        ("raw_usage", f64s(|r| r.raw_usage)),
+        ("norm_usage", f64s(|r| r.norm_usage)),
+        ("effective_usage", f64s(|r| r.effective_usage)),
+        ("level_fs", f64s(|r| r.level_fs)),
+        ("place", Arc::new(UInt32Array::from_iter(rows.iter().map(|r| r.place)))),
+        ("siblings", Arc::new(UInt32Array::from_iter(rows.iter().map(|r| r.siblings)))),
+        ("range_lo", Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.range_lo)))),
+        ("range_hi", Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.range_hi)))),
+        ("fs_factor", f64s(|r| r.fs_factor)),
+    ];
+    RecordBatch::try_from_iter(columns).expect("equally long columns")
 }
 
 /// The derivation of one association's factor.
@@ -113,7 +265,8 @@ pub fn explain(tree: &AssocTree, fs: &FairShare, row: usize) -> String {
     let algorithm = fs.params.algorithm;
     let users = tree.user_count();
     let _ = writeln!(out, "{} ({} of {} user associations)", assoc_name(tree, row), algorithm.name(), users);
-    let rows = path(tree, row);
+    let rows = path_rows(tree, fs, row);
+    let label = |p: &PathRow| format!("{}{}", "  ".repeat(p.depth as usize - 1), p.name());
     match algorithm {
         Algorithm::FairTree | Algorithm::Flux => {
             let (u_name, lfs_name) = if algorithm == Algorithm::Flux {
@@ -126,26 +279,24 @@ pub fn explain(tree: &AssocTree, fs: &FairShare, row: usize) -> String {
                 "  {:<32} {:>10} {:>10} {:>14} {:>15} {:>10} {:>8}  factors of the subtree",
                 "path", "RawShares", "S (level)", "RawUsage", u_name, lfs_name, "place"
             );
-            for &r in &rows[1..] {
-                // `parent` associations are not ranked at their own level (they are lifted).
-                let placed = if fs.level_fs[r].is_nan() {
-                    "-".to_string()
-                } else {
-                    let (p, n) = place(tree, fs, r);
-                    format!("{p} of {n}")
+            for p in &rows {
+                let placed = match (p.place, p.siblings) {
+                    (Some(k), Some(n)) => format!("{k} of {n}"),
+                    _ => "-".to_string(),
                 };
-                let range = subtree_range(tree, fs, r)
-                    .map_or_else(|| "no users".to_string(), |(lo, hi)| format!("[{lo:.6}, {hi:.6}]"));
-                let indent = "  ".repeat(tree.depths()[r] as usize - 1);
+                let range = match (p.range_lo, p.range_hi) {
+                    (Some(lo), Some(hi)) => format!("[{lo:.6}, {hi:.6}]"),
+                    _ => "no users".to_string(),
+                };
                 let _ = writeln!(
                     out,
                     "  {:<32} {:>10} {:>10} {:>14.0} {:>15} {:>10} {:>8}  {}",
-                    format!("{indent}{}", assoc_name(tree, r)),
-                    shares(tree, r),
-                    num(fs.norm_shares[r]),
-                    tree.raw_usage()[r],
-                    num(fs.effective_usage[r]),
-                    num(fs.level_fs[r]),
+                    label(p),
+                    p.shares_text(),
+                    num(p.norm_shares),
+                    p.raw_usage,
+                    num(p.effective_usage),
+                    num(p.level_fs),
                     placed,
                     range
                 );
@@ -168,17 +319,16 @@ pub fn explain(tree: &AssocTree, fs: &FairShare, row: usize) -> String {
                 "  {:<32} {:>10} {:>12} {:>14} {:>12} {:>12}",
                 "path", "RawShares", "NormShares", "RawUsage", "NormUsage", "EffectvUsage"
             );
-            for &r in &rows[1..] {
-                let indent = "  ".repeat(tree.depths()[r] as usize - 1);
+            for p in &rows {
                 let _ = writeln!(
                     out,
                     "  {:<32} {:>10} {:>12} {:>14.0} {:>12} {:>12}",
-                    format!("{indent}{}", assoc_name(tree, r)),
-                    shares(tree, r),
-                    num(fs.norm_shares[r]),
-                    tree.raw_usage()[r],
-                    num(fs.norm_usage[r]),
-                    num(fs.effective_usage[r]),
+                    label(p),
+                    p.shares_text(),
+                    num(p.norm_shares),
+                    p.raw_usage,
+                    num(p.norm_usage),
+                    num(p.effective_usage),
                 );
             }
             if tree.is_user(row) {
@@ -329,6 +479,99 @@ mod tests {
         let a = format!("{user}@{}", tree.account(rows[0]));
         assert_eq!(explain_who(&tree, &fs, &a, Some(tree.account(0))).unwrap(), compare(&tree, &fs, rows[0], 0));
         assert!(explain_who(&tree, &fs, "no-such-user", None).is_err());
+    }
+
+    /// The numbers of each path row, read back from the text `explain` prints: name, shares,
+    /// S, raw usage, U (or NormUsage and EffectvUsage), Level FS, place, range.
+    fn text_rows(text: &str) -> Vec<Vec<String>> {
+        let table = text.lines().skip(2).take_while(|l| !l.trim_start().starts_with("FairShare ="));
+        table.map(|l| l.split_whitespace().map(str::to_string).collect()).collect()
+    }
+
+    #[test]
+    fn path_rows_hold_the_numbers_the_text_prints() {
+        for algorithm in [Algorithm::FairTree, Algorithm::Classic] {
+            let (tree, fs) = site(algorithm);
+            for row in 1..tree.len() {
+                let rows = path_rows(&tree, &fs, row);
+                let text = explain(&tree, &fs, row);
+                let printed = text_rows(&text);
+                assert_eq!(rows.len(), printed.len(), "{text}");
+                assert_eq!(rows.len(), tree.depths()[row] as usize);
+                assert_eq!(rows.last().unwrap().id, tree.ids()[row]);
+                let f = fs.fs_factor[row];
+                assert!(rows.last().unwrap().fs_factor.to_bits() == f.to_bits(), "{text}");
+                for (k, (p, t)) in rows.iter().zip(&printed).enumerate() {
+                    assert_eq!((p.path_of, p.depth as usize), (tree.ids()[row], k + 1));
+                    assert_eq!(t[0], p.name(), "{text}");
+                    let shares = if p.parent_shares { "parent".to_string() } else { p.raw_shares.to_string() };
+                    assert_eq!(t[1], shares);
+                    assert_eq!(t[2], num(p.norm_shares));
+                    assert_eq!(t[3], format!("{:.0}", p.raw_usage));
+                    if algorithm == Algorithm::Classic {
+                        assert_eq!((&t[4], &t[5], t.len()), (&num(p.norm_usage), &num(p.effective_usage), 6));
+                        continue;
+                    }
+                    assert_eq!((&t[4], &t[5]), (&num(p.effective_usage), &num(p.level_fs)), "{text}");
+                    let rest: Vec<&str> = t[6..].iter().map(String::as_str).collect();
+                    let (placed, range) = match p.place {
+                        Some(_) => rest.split_at(3),
+                        None => rest.split_at(1),
+                    };
+                    match (p.place, p.siblings) {
+                        (Some(k), Some(n)) => {
+                            assert_eq!(placed, [k.to_string().as_str(), "of", n.to_string().as_str()])
+                        }
+                        _ => assert_eq!(placed, ["-"]),
+                    }
+                    match (p.range_lo, p.range_hi) {
+                        (Some(lo), Some(hi)) => {
+                            assert_eq!(range, [format!("[{lo:.6},").as_str(), format!("{hi:.6}]").as_str()]);
+                            assert!(p.user.is_none() || lo <= p.fs_factor && p.fs_factor <= hi);
+                        }
+                        _ => assert_eq!(range, ["no", "users"]),
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn path_rows_as_a_batch_and_by_name() {
+        let (tree, fs) = site(Algorithm::FairTree);
+        let dana = find_rows(&tree, "dana").unwrap()[0];
+        let rows = explain_who_rows(&tree, &fs, "dana").unwrap();
+        // Unset values are NaN, which equals nothing: compared as printed.
+        let same = |a: &[PathRow], b: &[PathRow]| assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        same(&rows, &path_rows(&tree, &fs, dana));
+        // A user with several associations: one path after the other.
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("t.csv");
+        let text = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,a,,2,10\n3,1,b,,1,5\n\
+                    4,2,a,u,1,10\n5,3,b,u,1,5\n6,3,b,v,1,0\n";
+        std::fs::write(&csv, text).unwrap();
+        let two = AssocTree::build(crate::io::read_tree_input(&csv, None).unwrap()).unwrap();
+        let two_fs = compute(&two, &Params::new(Algorithm::FairTree)).unwrap();
+        let each: Vec<PathRow> =
+            find_rows(&two, "u").unwrap().iter().flat_map(|&r| path_rows(&two, &two_fs, r)).collect();
+        assert_eq!(each.iter().map(|p| (p.path_of, p.id)).collect::<Vec<_>>(), [(4, 2), (4, 4), (5, 3), (5, 5)]);
+        same(&explain_who_rows(&two, &two_fs, "u").unwrap(), &each);
+        same(&explain_who_rows(&two, &two_fs, "u@b").unwrap(), &each[2..]);
+        let (a, b) = (explain_who_rows(&tree, &fs, "nobody"), explain_who(&tree, &fs, "nobody", None));
+        assert_eq!(a.unwrap_err().to_string(), b.unwrap_err().to_string());
+
+        let batch = path_batch(&rows);
+        assert_eq!(batch.num_rows(), rows.len());
+        let f64s = |name: &str| -> Vec<Option<f64>> {
+            batch.column_by_name(name).unwrap().as_any().downcast_ref::<Float64Array>().unwrap().iter().collect()
+        };
+        let set = |v: f64| Some(v).filter(|v| !v.is_nan());
+        assert_eq!(f64s("norm_shares"), rows.iter().map(|r| set(r.norm_shares)).collect::<Vec<_>>());
+        assert_eq!(f64s("level_fs"), rows.iter().map(|r| set(r.level_fs)).collect::<Vec<_>>());
+        assert_eq!(f64s("fs_factor").last().unwrap().unwrap(), fs.fs_factor[dana]);
+        assert_eq!(f64s("range_lo"), rows.iter().map(|r| r.range_lo).collect::<Vec<_>>());
+        let place = batch.column_by_name("place").unwrap().as_any().downcast_ref::<UInt32Array>().unwrap();
+        assert_eq!(place.iter().collect::<Vec<_>>(), rows.iter().map(|r| r.place).collect::<Vec<_>>());
     }
 
     #[test]

@@ -5,209 +5,44 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type};
-use fairshare::compare::{competition_ranks, spearman};
-use fairshare::explain::assoc_name;
+use fairshare::compare::{Variant, compare_variants_with};
 use fairshare::output::parquet::{version_metadata, write_parquet};
-use fairshare::pass::{self as fs, Algorithm, FairShare, Params};
-use fairshare::tree::AssocTree;
 use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;
 
 use super::args::{CompareArgs, DiffArgs};
-use fairshare::pipeline::{Observer, Silent, fair_share_after_charge};
-use fairshare::tree::TreeInput;
-use fairshare::usage::ChargeReport;
-
 use super::progress::Terminal;
 use super::settings::Settings;
-
-/// One variant: a label and its parameters.
-fn parse_variant(text: &str) -> Result<(String, Params)> {
-    let mut parts = text.split(':');
-    let algo = parts.next().unwrap_or_default().trim();
-    let algorithm = match algo {
-        "fair-tree" => Algorithm::FairTree,
-        "classic" => Algorithm::Classic,
-        "flux" => Algorithm::Flux,
-        _ => return Err(Error::Usage(format!("--variants: {algo:?} is not fair-tree, classic or flux"))),
-    };
-    let mut params = Params::new(algorithm);
-    for p in parts {
-        match p.trim().split_once('=') {
-            Some(("dampening", d)) => {
-                // The same rule and words as --dampening and FairShareDampeningFactor.
-                params.dampening = fairshare::config::slurm_conf::parse_dampening(d)
-                    .map_err(|m| Error::Usage(format!("--variants {text}: dampening={d}: {m}")))?;
-            }
-            None if p.trim() == "depth-oblivious" => params.depth_oblivious = true,
-            None if p.trim() == "exact-sums" => params.flux_exact_sums = true,
-            _ => {
-                return Err(Error::Usage(format!(
-                    "--variants {text}: {p:?} is not dampening=D, depth-oblivious or exact-sums"
-                )));
-            }
-        }
-    }
-    Ok((text.trim().to_string(), params))
-}
 
 fn num(v: f64) -> String {
     if v.is_nan() { "-".into() } else { format!("{v:.6}") }
 }
 
 pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
-    let variants: Vec<(String, Params)> = a.variants.iter().map(|v| parse_variant(v)).collect::<Result<_>>()?;
+    let variants: Vec<Variant> = a.variants.iter().map(|v| Variant::parse(v)).collect::<Result<_>>()?;
     let settings = Settings::new(&a.tree, &a.usage, None)?;
     let site = settings.options.resolve()?;
     let observer = Terminal::new(settings.default_notes());
-    // Without job records every variant computes on the tree as given. With them, each variant
-    // sees the usage its pass would (Slurm's Fair Tree charges running jobs on the first pass,
-    // classic does not, and reads the accounts at the last pass's start): the records are charged
-    // once per kind of pass among the variants.
-    let given = match &site.usage {
-        Some(_) => None,
-        None => Some(site.tree.load()?),
-    };
-    let mut charged: Vec<(bool, TreeInput, Option<ChargeReport>)> = Vec::new();
-    let (source, usage_meta) = (site.tree.source(), site.metadata());
-    let mut results: Vec<(String, FairShare)> = Vec::new();
-    let mut first_tree = None;
-    let mut text = String::new();
-    let count = variants.len() as u64;
-    for (k, (label, params)) in variants.into_iter().enumerate() {
-        observer.progress("computing the variants", k as u64, count, "variants");
-        let computed = match &given {
-            Some(t) => fs::compute(t, &params).map(|r| (None, r)),
-            None => {
-                let fair_tree = params.algorithm == Algorithm::FairTree;
-                if !charged.iter().any(|(f, _, _)| *f == fair_tree) {
-                    let mut input = site.tree_input()?;
-                    // Notes and warnings are said once, with the first charge.
-                    let quiet: &dyn Observer = if charged.is_empty() { &observer } else { &Silent };
-                    let report = site.charge_for(params.algorithm, &mut input, quiet)?;
-                    charged.push((fair_tree, input, report));
-                }
-                let (_, input, report) = charged.iter().find(|(f, _, _)| *f == fair_tree).expect("charged above");
-                fair_share_after_charge(input.clone(), report.as_ref(), &params).map(|(t, r)| (Some(t), r))
-            }
-        };
-        match computed {
-            Ok((t, r)) => {
-                // Every variant's tree holds the same rows in the same order; the first names them.
-                if first_tree.is_none() {
-                    first_tree = t;
-                }
-                results.push((label, r));
-            }
-            // flux has no `parent` shares: say why a variant is missing rather than fail them all
-            // (on stderr: the table compares what could be computed).
-            Err(e) => eprintln!("fairshare: {label} left out of the comparison: {e}"),
-        }
-    }
-    observer.progress("computing the variants", count, count, "variants");
-    let Some(tree) = given.or(first_tree).filter(|_| !results.is_empty()) else {
-        return Err(Error::Usage("no variant could be computed".into()));
-    };
-    let users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
-    let factors: Vec<Vec<f64>> = results.iter().map(|(_, r)| users.iter().map(|&u| r.fs_factor[u]).collect()).collect();
-    // Places, 1 = highest factor. (Parquet's `rank` column is Slurm's Fair Tree rank, which
-    // counts the other way: the highest rank is the highest factor.)
-    let places: Vec<Vec<u32>> = factors.iter().map(|f| competition_ranks(f)).collect();
-    let _ = writeln!(text, "{} user associations; places are by factor, 1 = highest, ties share a place.", users.len());
-    let _ = writeln!(text, "\nSpearman rank correlation of the users' factors:");
-    let _ = write!(text, "{:>24}", "");
-    for (label, _) in &results {
-        let _ = write!(text, " {label:>24}");
-    }
-    text.push('\n');
-    for (i, (label, _)) in results.iter().enumerate() {
-        let _ = write!(text, "{label:>24}");
-        for j in 0..results.len() {
-            let _ = write!(text, " {:>24}", format!("{:.4}", spearman(&factors[i], &factors[j])));
-        }
-        text.push('\n');
-    }
-    if a.all {
-        // The place is padded to the widest, so the factors stay aligned past place 9.
-        let digits = users.len().to_string().len();
-        let header = |label: &str| format!("{label} (place)");
-        let cells: Vec<usize> = results.iter().map(|(l, _)| header(l).len().max(9 + 3 + digits)).collect();
-        let _ = write!(text, "\n{:<40}", "association");
-        for ((label, _), cell) in results.iter().zip(&cells) {
-            let _ = write!(text, " {:>cell$}", header(label));
-        }
-        text.push('\n');
-        // Listed by the first variant's place, then in tree order.
-        let mut order: Vec<usize> = (0..users.len()).collect();
-        order.sort_by_key(|&k| (places[0][k], k));
-        for k in order {
-            let _ = write!(text, "{:<40}", assoc_name(&tree, users[k]));
-            for (v, cell) in cells.iter().enumerate() {
-                let _ = write!(text, " {:>cell$}", format!("{:>9} ({:>digits$})", num(factors[v][k]), places[v][k]));
-            }
-            text.push('\n');
-        }
-    }
-    for v in 1..results.len() {
-        let mut movers: Vec<usize> = (0..users.len()).collect();
-        let delta = |k: usize| i64::from(places[v][k]) - i64::from(places[0][k]);
-        movers.sort_by_key(|&k| (std::cmp::Reverse(delta(k).abs()), k));
-        let _ = writeln!(text, "\nBiggest movers, {} → {}:", results[0].0, results[v].0);
-        for &k in movers.iter().take(a.top).filter(|&&k| delta(k) != 0) {
-            let _ = writeln!(
-                text,
-                "  {:<40} place {:>7} → {:>7} ({:+}), factor {} → {}",
-                assoc_name(&tree, users[k]),
-                places[0][k],
-                places[v][k],
-                -delta(k),
-                num(factors[0][k]),
-                num(factors[v][k])
-            );
-        }
-    }
+    // Said as it happens, among the notes of charging (on stderr: the table compares what could
+    // be computed).
+    let mut say = |label: &str, e: &Error| eprintln!("fairshare: {label} left out of the comparison: {e}");
+    let comparison = compare_variants_with(&site, &variants, &observer, &mut say)?;
+    let text = comparison.text(a.all, a.top);
     if let Some(out) = &a.out {
         let mut meta = version_metadata();
         meta.extend([
-            KeyValue::new("fairshare.source".to_string(), source),
+            KeyValue::new("fairshare.source".to_string(), site.tree.source()),
             KeyValue::new("fairshare.variants".to_string(), a.variants.join(",")),
         ]);
-        meta.extend(usage_meta);
-        write_comparison(out, &tree, &users, &results, &factors, &places, meta)?;
+        meta.extend(site.metadata());
+        write_parquet(out, &comparison.batch()?, meta)?;
     }
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| Error::io("<stdout>", e))
-}
-
-/// One row per user association: its id and names, then `fs_<variant>` and `place_<variant>`
-/// (1 = highest factor) per variant; the inputs and variants in the metadata.
-fn write_comparison(
-    out: &Path,
-    tree: &AssocTree,
-    users: &[usize],
-    results: &[(String, FairShare)],
-    factors: &[Vec<f64>],
-    places: &[Vec<u32>],
-    meta: Vec<KeyValue>,
-) -> Result<()> {
-    let mut columns: Vec<(String, ArrayRef)> = vec![
-        ("id".into(), Arc::new(UInt64Array::from_iter_values(users.iter().map(|&u| tree.ids()[u])))),
-        ("account".into(), Arc::new(StringArray::from_iter_values(users.iter().map(|&u| tree.account(u))))),
-        ("user".into(), Arc::new(StringArray::from_iter(users.iter().map(|&u| tree.user_name(u))))),
-        ("partition".into(), Arc::new(StringArray::from_iter(users.iter().map(|&u| tree.partition(u))))),
-    ];
-    for (v, (label, _)) in results.iter().enumerate() {
-        let name = label.replace([':', '='], "_").replace('-', "_");
-        columns.push((format!("fs_{name}"), Arc::new(Float64Array::from(factors[v].clone()))));
-        columns.push((format!("place_{name}"), Arc::new(UInt32Array::from(places[v].clone()))));
-    }
-    let batch = RecordBatch::try_from_iter(columns).map_err(|e| Error::format(out, e))?;
-    write_parquet(out, &batch, meta)
 }
 
 /// The association columns `diff` reads from a run's `associations.parquet`.

@@ -22,7 +22,7 @@ use fairshare::output::parquet::{into_association_batch, jobs_batch, jobs_metada
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::output::sshare_json::{SshareJsonOptions, write_sshare_json};
-use fairshare::pipeline::{PendingSource, Queue, Site, score_to_parquet};
+use fairshare::pipeline::{PendingSource, Queue, Site, SiteOptions, score_to_parquet};
 use fairshare::priority::SlurmPriority;
 use fairshare::{Error, Result};
 use progress::Terminal;
@@ -261,18 +261,22 @@ fn load_queue(tree: &TreeArgs, q: &QueueArgs) -> Result<LoadedQueue> {
             Ok(LoadedQueue { queue, qos_missing: site.qos.is_none() })
         }
         PriorityArg::Flux => {
-            // flux's priorities read the tree (and a database's priority tables) only.
             let settings = Settings::new(tree, &q.usage, Some((q.pending.as_deref(), q.pending_format)))?;
-            let o = &settings.options;
-            let path = o.pending.clone().ok_or_else(|| Error::Usage("no pending queue: give --pending".into()))?;
-            let pending = PendingSource { path, format: o.pending_format };
-            let tree = fairshare::pipeline::TreeSource {
-                path: o.tree.clone(),
-                table: None,
-                format: o.tree_format,
-                set_shares: o.set_shares.clone(),
+            if settings.options.pending.is_none() {
+                return Err(Error::Usage("no pending queue: give --pending".into()));
+            }
+            // flux's priorities read the tree (and a database's priority tables) only: the inputs
+            // of Slurm's formula and of charging are dropped before resolving, so that they are
+            // neither read nor checked.
+            let options = SiteOptions {
+                slurm_conf: None,
+                qos: None,
+                jobs: None,
+                billing: Vec::new(),
+                ..settings.options.clone()
             };
-            let queue = Queue::flux(&tree, o.params(None), &pending, o.now()?, &Terminal::new(Vec::new()))?;
+            let queue =
+                options.resolve()?.score_flux(&Terminal::new(Vec::new()))?.expect("a pending queue, checked above");
             Ok(LoadedQueue { queue, qos_missing: false })
         }
     }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
 
-use super::Observer;
 use super::tree_source::TreeSource;
+use super::{Observer, Site};
 use crate::config::{QosTable, SlurmConf};
 use crate::io::TreeFormat;
 use crate::jobs::{ParquetWaves, PendingFormat, PendingJobs};
@@ -123,6 +123,41 @@ impl Queue {
             algorithm: Algorithm::Flux,
             now,
         })
+    }
+}
+
+impl Site {
+    /// The pending queue scored with flux-accounting's formula, if the site has a queue: against
+    /// the flux fair-share of the site's tree with its usage as given, and the priority tables of
+    /// the database when the tree is one. flux's priorities read nothing else: no job records are
+    /// charged, and slurm.conf and the QOS table play no part ([`Site::score`] is Slurm's).
+    ///
+    /// # Errors
+    /// As [`Queue::flux`].
+    ///
+    /// # Example
+    /// ```
+    /// use fairshare::pipeline::{Silent, SiteOptions};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let tree = dir.path().join("t.csv");
+    /// # std::fs::write(&tree, "0,root,%^+_nouser,1,10\n1,a,%^+_nouser,1,10\n2,a,u1,1,4\n2,a,u2,1,6\n")?;
+    /// # let pending = dir.path().join("p.csv");
+    /// # std::fs::write(&pending, "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,\
+    /// #     cpus,time_limit,nice,site_factor,tres_req\n1,u1,a,default,,0,0,1,1,,0,0,\n")?;
+    /// let options = SiteOptions {
+    ///     tree: Some(tree),
+    ///     tree_format: Some(fairshare::io::TreeFormat::FluxCsv),
+    ///     pending: Some(pending),
+    ///     now: Some("2026-01-08T00:00:00".into()),
+    ///     ..SiteOptions::default()
+    /// };
+    /// let queue = options.resolve()?.score_flux(&Silent)?.expect("a pending queue");
+    /// assert_eq!((queue.formula, queue.scores.priority.as_slice()), ("flux", &[100000][..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn score_flux(&self, observer: &dyn Observer) -> Result<Option<Queue>> {
+        let Some(pending) = &self.pending else { return Ok(None) };
+        Queue::flux(&self.tree, self.params, pending, self.now, observer).map(Some)
     }
 }
 

@@ -12,6 +12,7 @@ mod conformance;
 mod errors;
 mod flux_and_csv;
 mod layout;
+mod library;
 mod limits;
 mod parquet_inputs;
 mod plot;
