@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["maturin>=1.5,<2", "pytest>=7", "polars>=1.3", "pyarrow>=15", "pandas>=2.2", "duckdb>=1.0"]
+PACKAGES = ["maturin>=1.5,<2", "pytest>=7", "polars>=1.3", "pyarrow>=16", "pandas>=2.2", "duckdb>=1.0", "mypy>=1.15"]
 
 
 def step(*args, env=None, cwd=ROOT):

@@ -1,23 +1,88 @@
 """Type stub of the fairshare package (see __init__.py for the docs)."""
 
+import datetime
 from os import PathLike
-from typing import Any, Mapping, Optional, Protocol, Union
+from typing import Any, Iterable, Mapping, Optional, Protocol, TypedDict, Union
 
 import polars as pl
+from typing_extensions import Unpack, final
 
+__all__ = [
+    "FairshareError",
+    "Table",
+    "read_tree",
+    "compute",
+    "usage",
+    "history",
+    "score",
+    "run",
+    "explain",
+    "explain_path",
+    "compare",
+]
 __version__: str
 
 class _ArrowStream(Protocol):
     def __arrow_c_stream__(self, requested_schema: Any = ...) -> Any: ...
 
-Path = Union[str, PathLike[str]]
-TreeLike = Union[Path, _ArrowStream]
-Time = Union[str, int]
-Edits = Mapping[str, Union[int, str]]
+_Path = Union[str, PathLike[str]]
+_TableLike = Union[_Path, _ArrowStream]
+_Time = Union[str, int, datetime.datetime, datetime.date]
+
+# The site's options (the command line's flags; see the package docs), grouped so that no
+# function's own parameters repeat in its keyword options.
+class _Base(TypedDict, total=False):
+    format: str
+    jobs_format: str
+    swf_tree: str
+    pending_format: str
+    first_pass: _Time
+    calc_period: str
+    reset_period: str
+    timezone: str
+    flux_interval: str
+    billing: Mapping[str, str]
+    depth_oblivious: bool
+    flux_exact_sums: bool
+    set_shares: Mapping[str, Union[int, str]]
+
+class _Pass(TypedDict, total=False):
+    algorithm: str
+    dampening: int
+
+class _Decay(TypedDict, total=False):
+    now: _Time
+    decay: str
+    half_life: str
+    qos: _Path
+
+class _ComputeOptions(_Base, _Decay, total=False):
+    jobs: _TableLike
+    pending: _TableLike
+    slurm_conf: _Path
+
+class _UsageOptions(_Base, _Pass, total=False):
+    pending: _TableLike
+
+class _HistoryOptions(_Base, _Pass, _Decay, total=False):
+    pending: _TableLike
+    slurm_conf: _Path
+
+class _ScoreOptions(_Base, _Pass, _Decay, total=False):
+    jobs: _TableLike
+
+class _Options(_Base, _Pass, _Decay, total=False):
+    """Every option: what the whole-site functions (run, explain, compare) take."""
+
+    tree: _TableLike
+    jobs: _TableLike
+    pending: _TableLike
+    slurm_conf: _Path
 
 class FairshareError(ValueError):
     """An input or option the engine refuses; the message is the command line's."""
 
+@final
 class Table:
     """A result as the engine made it: an Arrow C stream (``__arrow_c_stream__``)."""
     @property
@@ -25,87 +90,47 @@ class Table:
     def __len__(self) -> int: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
 
-def read_tree(source: TreeLike, format: Optional[str] = None) -> pl.DataFrame: ...
+class _RunResult(TypedDict):
+    associations: pl.DataFrame
+    jobs: Optional[pl.DataFrame]
+    parameters: dict[str, str]
+    stages: dict[str, float]
+    charge: Optional[dict[str, int]]
+
+def read_tree(source: _TableLike, format: Optional[str] = None) -> pl.DataFrame: ...
 def compute(
-    tree: TreeLike,
-    algorithm: str = "fair-tree",
-    dampening: int = 1,
-    *,
-    depth_oblivious: bool = False,
-    flux_exact_sums: bool = False,
-    set_shares: Optional[Edits] = None,
-    format: Optional[str] = None,
+    tree: _TableLike, algorithm: str = "fair-tree", dampening: int = 1, **options: Unpack[_ComputeOptions]
 ) -> pl.DataFrame: ...
 def usage(
-    tree: Optional[TreeLike],
-    jobs: Path,
+    tree: Optional[_TableLike],
+    jobs: _TableLike,
     *,
-    now: Time,
+    now: _Time,
     decay: str = "slurm",
     half_life: Optional[str] = None,
-    slurm_conf: Optional[Path] = None,
-    qos: Optional[Path] = None,
-    jobs_format: Optional[str] = None,
-    swf_tree: Optional[str] = None,
-    first_pass: Optional[Time] = None,
-    calc_period: Optional[str] = None,
-    reset_period: Optional[str] = None,
-    timezone: Optional[str] = None,
-    billing: Optional[Mapping[str, str]] = None,
-    algorithm: Optional[str] = None,
-    set_shares: Optional[Edits] = None,
-    format: Optional[str] = None,
+    slurm_conf: Optional[_Path] = None,
+    qos: Optional[_Path] = None,
+    **options: Unpack[_UsageOptions],
+) -> pl.DataFrame: ...
+def history(
+    tree: Optional[_TableLike],
+    jobs: _TableLike,
+    *,
+    at: Optional[Iterable[_Time]] = None,
+    every: Optional[str] = None,
+    start: Optional[_Time] = None,
+    end: Optional[_Time] = None,
+    **options: Unpack[_HistoryOptions],
 ) -> pl.DataFrame: ...
 def score(
-    tree: TreeLike,
-    pending: Path,
+    tree: _TableLike,
+    pending: _TableLike,
     *,
-    slurm_conf: Path,
-    now: Optional[Time] = None,
-    qos: Optional[Path] = None,
-    jobs: Optional[Path] = None,
-    pending_format: Optional[str] = None,
-    jobs_format: Optional[str] = None,
-    decay: Optional[str] = None,
-    half_life: Optional[str] = None,
-    calc_period: Optional[str] = None,
-    reset_period: Optional[str] = None,
-    timezone: Optional[str] = None,
-    billing: Optional[Mapping[str, str]] = None,
-    algorithm: Optional[str] = None,
-    dampening: Optional[int] = None,
-    set_shares: Optional[Edits] = None,
-    format: Optional[str] = None,
+    priority: str = "slurm",
+    slurm_conf: Optional[_Path] = None,
+    **options: Unpack[_ScoreOptions],
 ) -> pl.DataFrame: ...
-def run(
-    site: Optional[Path] = None,
-    *,
-    tree: Optional[Path] = None,
-    jobs: Optional[Path] = None,
-    pending: Optional[Path] = None,
-    slurm_conf: Optional[Path] = None,
-    qos: Optional[Path] = None,
-    now: Optional[Time] = None,
-    algorithm: Optional[str] = None,
-    dampening: Optional[int] = None,
-    decay: Optional[str] = None,
-    half_life: Optional[str] = None,
-    set_shares: Optional[Edits] = None,
-    billing: Optional[Mapping[str, str]] = None,
-) -> dict[str, Any]: ...
-def explain(
-    who: str,
-    site: Optional[Path] = None,
-    *,
-    vs: Optional[str] = None,
-    tree: Optional[Path] = None,
-    jobs: Optional[Path] = None,
-    slurm_conf: Optional[Path] = None,
-    qos: Optional[Path] = None,
-    now: Optional[Time] = None,
-    algorithm: Optional[str] = None,
-    dampening: Optional[int] = None,
-    decay: Optional[str] = None,
-    half_life: Optional[str] = None,
-    set_shares: Optional[Edits] = None,
-) -> str: ...
+def run(site: Optional[_Path] = None, **options: Unpack[_Options]) -> _RunResult: ...
+def explain(who: str, site: Optional[_Path] = None, *, vs: Optional[str] = None, **options: Unpack[_Options]) -> str: ...
+def explain_path(who: str, site: Optional[_Path] = None, **options: Unpack[_Options]) -> pl.DataFrame: ...
+def compare(variants: Iterable[str], site: Optional[_Path] = None, **options: Unpack[_Options]) -> pl.DataFrame: ...
