@@ -53,6 +53,7 @@ __all__ = [
     "score",
     "run",
     "explain",
+    "sshare",
     "explain_path",
     "compare",
 ]
@@ -135,6 +136,15 @@ def explain(who, site=None, *, vs=None, **options) -> str:
     why the factor of ``who`` (``USER``, ``USER@ACCOUNT`` or an account) is what it is, level by
     level, or with ``vs``, where two associations' paths part and what decided their order."""
     return _fairshare.explain(who, site, vs, _options(options))
+
+
+def sshare(site=None, *, long=False, parsable=False, fields=None, accounts=None, users=None, **options) -> str:
+    """What ``fairshare sshare -a`` prints for the site (as :func:`run` takes it): Slurm's
+    ``sshare`` text, with ``long`` (``-l``), ``parsable`` (``-P``), ``fields`` (``-o``, such as
+    ``"Account,User,RawShares,FairShare"``), and only the ``accounts`` (``-A``) or ``users``
+    (``-u``) given. ``pl.read_csv(io.StringIO(text), separator="|")`` reads the parsable form."""
+    return _fairshare.sshare(site, long, parsable, fields, None if accounts is None else list(accounts),
+                             None if users is None else list(users), _options(options))
 
 
 def explain_path(who, site=None, **options) -> pl.DataFrame:

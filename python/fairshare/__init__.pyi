@@ -17,6 +17,7 @@ __all__ = [
     "score",
     "run",
     "explain",
+    "sshare",
     "explain_path",
     "compare",
 ]
@@ -132,5 +133,15 @@ def score(
 ) -> pl.DataFrame: ...
 def run(site: Optional[_Path] = None, **options: Unpack[_Options]) -> _RunResult: ...
 def explain(who: str, site: Optional[_Path] = None, *, vs: Optional[str] = None, **options: Unpack[_Options]) -> str: ...
+def sshare(
+    site: Optional[_Path] = None,
+    *,
+    long: bool = False,
+    parsable: bool = False,
+    fields: Optional[str] = None,
+    accounts: Optional[Iterable[str]] = None,
+    users: Optional[Iterable[str]] = None,
+    **options: Unpack[_Options],
+) -> str: ...
 def explain_path(who: str, site: Optional[_Path] = None, **options: Unpack[_Options]) -> pl.DataFrame: ...
 def compare(variants: Iterable[str], site: Optional[_Path] = None, **options: Unpack[_Options]) -> pl.DataFrame: ...

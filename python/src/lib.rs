@@ -20,6 +20,7 @@ use fairshare::compare::{Variant, compare_variants};
 use fairshare::io::TreeFormat;
 use fairshare::io::parquet_tree::{columns_from_batches, records_to_batch};
 use fairshare::output::parquet::{into_association_batch, jobs_batch};
+use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::pipeline::{EmbeddedSite, Observer, Queue, Site, for_each_history_instant, history_instants_of};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -241,6 +242,45 @@ fn explain(
     call.finish(py, text)
 }
 
+/// sshare(site=None, long=False, parsable=False, fields=None, accounts=None, users=None, options=None)
+/// --
+///
+/// What `fairshare sshare -a` prints for the site: Slurm's `sshare` text, `-l` (`long`), `-P`
+/// (`parsable`), `-o` (`fields`), `-A` (`accounts`), `-u` (`users`).
+#[pyfunction]
+#[pyo3(signature = (site = None, long = false, parsable = false, fields = None, accounts = None, users = None,
+    options = None))]
+#[allow(clippy::too_many_arguments)] // sshare's own flags, one each
+fn sshare(
+    py: Python<'_>,
+    site: Option<PathBuf>,
+    long: bool,
+    parsable: bool,
+    fields: Option<String>,
+    accounts: Option<Vec<String>>,
+    users: Option<Vec<String>>,
+    options: Option<Bound<'_, PyDict>>,
+) -> PyResult<String> {
+    let mut call = Call::default();
+    let (site, embedded) = whole_site(&mut call, site, options.as_ref())?;
+    let opts = SshareOptions {
+        long,
+        parsable: if parsable { Parsable::NoEnding } else { Parsable::No },
+        format: fields,
+        accounts: accounts.unwrap_or_default(),
+        users: users.unwrap_or_default(),
+        ..SshareOptions::default()
+    };
+    let text = py.detach(|| {
+        let (tree, fs, _) = site.fair_share(&call)?;
+        let mut out = Vec::new();
+        write_sshare(&mut out, &tree, &fs, &opts)?;
+        Ok(String::from_utf8(out).expect("sshare writes UTF-8"))
+    });
+    drop(embedded);
+    call.finish(py, text)
+}
+
 /// explain_path(who, site=None, options=None)
 /// --
 ///
@@ -309,6 +349,7 @@ fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(score, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(sshare, m)?)?;
     m.add_function(wrap_pyfunction!(explain_path, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

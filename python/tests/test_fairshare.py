@@ -166,3 +166,27 @@ def test_explain_names_no_one():
     with pytest.raises(fairshare.FairshareError) as raised:
         fairshare.explain("nobody-here")
     assert done.stderr.strip() == f"fairshare: error: {raised.value}"
+
+
+@pytest.mark.parametrize("flags,kwargs", [
+    ([], {}),
+    (["-l"], {"long": True}),
+    (["-l", "-P"], {"long": True, "parsable": True}),
+    (["-o", "Account,User,RawShares,FairShare", "-A", "huttenhower_lab"],
+     {"fields": "Account,User,RawShares,FairShare", "accounts": ["huttenhower_lab"]}),
+])
+def test_sshare_text_equals_cli(flags, kwargs):
+    done = cli("sshare", "-a", *flags)
+    assert done.returncode == 0, done.stderr
+    assert fairshare.sshare(**kwargs) == done.stdout
+
+
+def test_sshare_text_holds_the_computed_factors():
+    import io
+    text = fairshare.sshare(parsable=True, fields="Account,User,FairShare")
+    printed = (pl.read_csv(io.StringIO(text), separator="|").filter(pl.col("User").is_not_null())
+               .with_columns(pl.col("Account").str.strip_chars()))  # sshare indents accounts by depth
+    computed = fairshare.run()["associations"].filter(pl.col("user").is_not_null())
+    both = printed.join(computed, left_on=["Account", "User"], right_on=["account", "user"], how="full")
+    assert both.height == computed.height == printed.height
+    assert (both["FairShare"] - both["fs_factor"]).abs().max() <= 5e-7
