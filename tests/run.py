@@ -5,7 +5,7 @@
 
 1. `cargo test --release --workspace --locked` (the crate, data-gen, doc tests);
 2. a venv (`$FAIRSHARE_VENV`, default `~/.cache/fairshare-venv`, created or reused) with maturin,
-   pytest, polars, pyarrow, pandas and DuckDB from PyPI;
+   pytest, polars, pyarrow, pandas, DuckDB, mypy, matplotlib and prometheus-client from PyPI;
 3. the CLI binary and the Python package (`maturin develop --release`), both built in
    `$CARGO_TARGET_DIR` (default `~/.cache/fairshare-target`), so the wheel reuses the crate's build;
 4. the package's pytest suite (`python/tests`, which compares it with the CLI), and the run directory
@@ -21,7 +21,17 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["maturin>=1.5,<2", "pytest>=7", "polars>=1.3", "pyarrow>=16", "pandas>=2.2", "duckdb>=1.0", "mypy>=1.15"]
+PACKAGES = [
+    "maturin>=1.5,<2",
+    "pytest>=7",
+    "polars>=1.3",
+    "pyarrow>=16",
+    "pandas>=2.2",
+    "duckdb>=1.0",
+    "mypy>=1.15",  # the package's type stub (stubtest)
+    "matplotlib>=3.7",  # examples/analyst.py's plot
+    "prometheus-client>=0.20",  # its parser reads `run --prometheus`'s textfile
+]
 
 
 def step(*args, env=None, cwd=ROOT):

@@ -147,10 +147,13 @@ def test_readme_and_analyst_examples_run(tmp_path):
     example = readme.split("## Analysts: the Python package", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     script = tmp_path / "readme_example.py"
     script.write_text(example)
-    for path in [script, ROOT / "examples" / "analyst.py"]:
-        done = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True)
+    plot = tmp_path / "movers.png"
+    for args in [[script], [ROOT / "examples" / "analyst.py", plot]]:
+        done = subprocess.run([sys.executable, *map(str, args)], cwd=ROOT, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip(), path
+        assert done.stdout.strip(), args
+    assert plot.read_bytes().startswith(b"\x89PNG"), "the analyst's plot"
+    assert len((ROOT / "examples" / "analyst.py").read_text().splitlines()) <= 40
 
 
 @pytest.mark.parametrize("args", [["dana"], ["dana", "--vs", "alice"]])
