@@ -27,6 +27,7 @@ use rayon::prelude::*;
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::jobs::PendingJobs;
+use crate::parallel::column;
 use crate::pass::{Algorithm, FairShare};
 use crate::priority::{NONE, Scores, Weights};
 use crate::tree::AssocTree;
@@ -311,23 +312,29 @@ impl ParquetSink {
 /// # Errors
 /// Never in practice: the columns are built to match.
 pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Result<RecordBatch> {
+    // Every name column shares the queue's names as its values; the ids move in as keys, NONE
+    // (no QOS) as a null.
+    let values: ArrayRef =
+        Arc::new(StringArray::from_iter_values((0..jobs.names.len() as u32).map(|i| jobs.names.name(i))));
     let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
-        let values = StringArray::from_iter_values((0..jobs.names.len() as u32).map(|i| jobs.names.name(i)));
-        let keys = UInt32Array::from_iter(ids.into_iter().map(|k| (k != NONE).then_some(k)));
-        let a =
-            DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).map_err(|e| Error::format("<jobs>", e))?;
+        let nulls = ids.contains(&NONE).then(|| NullBuffer::from_iter(ids.iter().map(|&k| k != NONE)));
+        let keys = UInt32Array::new(ids.into(), nulls);
+        let a = DictionaryArray::<UInt32Type>::try_new(keys, values.clone()).map_err(|e| Error::format("<jobs>", e))?;
         Ok(Arc::new(a))
     };
-    let per_row = |f: &dyn Fn(usize) -> u32| -> Vec<u32> { scores.job.iter().map(|&j| f(j as usize)).collect() };
+    // A job's values repeated on each of its rows, gathered in parallel tasks (a 10^7-row queue
+    // has half a dozen such columns).
+    let n = scores.job.len();
+    let per_row = |f: &(dyn Fn(usize) -> u32 + Sync)| -> Vec<u32> { column(n, |r| f(scores.job[r] as usize)) };
     // The score columns move into Arrow without a copy.
     let f64s = |v: Vec<f64>| -> ArrayRef { Arc::new(Float64Array::from(v)) };
     let mut columns: Vec<(String, ArrayRef)> = vec![
-        ("job_id".into(), Arc::new(UInt64Array::from_iter_values(scores.job.iter().map(|&j| jobs.job_id[j as usize])))),
+        ("job_id".into(), Arc::new(UInt64Array::from(column(n, |r| jobs.job_id[scores.job[r] as usize])))),
         ("user".into(), dict(per_row(&|j| jobs.user[j]))?),
         ("account".into(), dict(per_row(&|j| jobs.account[j]))?),
         ("partition".into(), dict(scores.partition)?),
         ("qos".into(), dict(scores.qos)?),
-        ("assoc_found".into(), Arc::new(BooleanArray::from_iter(scores.assoc.iter().map(|&a| Some(a != NONE))))),
+        ("assoc_found".into(), Arc::new(BooleanArray::from(column(n, |r| scores.assoc[r] != NONE)))),
         ("priority".into(), Arc::new(UInt32Array::from(scores.priority))),
         ("prio_age".into(), f64s(scores.age)),
         ("prio_assoc".into(), f64s(scores.assoc_factor)),
@@ -335,11 +342,8 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
         ("prio_jobsize".into(), f64s(scores.job_size)),
         ("prio_partition".into(), f64s(scores.partition_factor)),
         ("prio_qos".into(), f64s(scores.qos_factor)),
-        (
-            "site_factor".into(),
-            Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.site_factor[j as usize]))),
-        ),
-        ("nice".into(), Arc::new(Int32Array::from_iter_values(scores.job.iter().map(|&j| jobs.nice[j as usize])))),
+        ("site_factor".into(), Arc::new(Int32Array::from(column(n, |r| jobs.site_factor[scores.job[r] as usize])))),
+        ("nice".into(), Arc::new(Int32Array::from(column(n, |r| jobs.nice[scores.job[r] as usize])))),
     ];
     for ((tres, _), col) in weights.tres.iter().zip(scores.tres) {
         columns.push((format!("prio_tres_{}", tres.to_string().replace('/', "_")), f64s(col)));

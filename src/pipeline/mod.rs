@@ -37,7 +37,7 @@ pub use embedded::{EMBEDDED, EmbeddedSite, shown};
 pub use flux_site::run_flux_db;
 pub use history::{HistoryInstant, HistoryWritten, for_each_history_instant, history_instants_of, write_history};
 pub use options::SiteOptions;
-pub use queue::{PendingSource, Queue, score_to_parquet};
+pub use queue::{PendingSource, Queue, score_streamed, score_to_parquet};
 pub use run_dir::{Stages, describe_inputs};
 pub use site_file::SiteFile;
 pub use tree_source::TreeSource;

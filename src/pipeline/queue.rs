@@ -161,14 +161,34 @@ impl Site {
     }
 }
 
+impl Site {
+    /// The pending queue scored with Slurm's formula against `fs`, streamed into `sink` a slice
+    /// of rows at a time ([`score_streamed`]); false when the site has no queue.
+    ///
+    /// # Errors
+    /// No slurm.conf (the weights), or as [`score_streamed`].
+    pub fn score_streamed(
+        &self,
+        tree: &AssocTree,
+        fs: &FairShare,
+        observer: &dyn Observer,
+        sink: &mut (dyn FnMut(RecordBatch) -> Result<()> + Send),
+    ) -> Result<bool> {
+        let Some(pending) = &self.pending else { return Ok(false) };
+        let conf = self
+            .slurm_conf
+            .as_ref()
+            .ok_or_else(|| Error::Usage("--pending needs --slurm-conf (the priority weights)".into()))?;
+        let prio = SlurmPriority::new(conf, self.qos.as_ref(), self.now);
+        score_streamed(&prio, tree, fs, pending, observer, sink).map(|()| true)
+    }
+}
+
 /// Jobs per slice of a streamed score: about one Parquet row group of rows.
 const JOBS_PER_SLICE: usize = 1 << 19;
 
-/// Scores `pending` with Slurm's formula into the Parquet file `out`, streamed: a Parquet queue
-/// is read a wave of row groups at a time (other formats whole), and each wave scored and written
-/// a slice of jobs at a time while the previous slice is written, so neither the queue nor its
-/// scores are ever all in memory. Jobs are scored independently of each other, so the waves give
-/// the same rows as the whole queue would.
+/// Scores `pending` with Slurm's formula into the Parquet file `out`, streamed
+/// ([`score_streamed`]), so neither the queue nor its scores are ever all in memory.
 ///
 /// # Errors
 /// The queue cannot be read, or `out` cannot be written.
@@ -181,6 +201,35 @@ pub fn score_to_parquet(
     out: &Path,
     observer: &dyn Observer,
 ) -> Result<()> {
+    let meta = jobs_metadata("slurm", fs.params.algorithm, now);
+    let mut file: Option<ParquetSink> = None;
+    // The first slice also opens the file with its schema and encodings.
+    score_streamed(prio, tree, fs, pending, observer, &mut |batch| match &mut file {
+        Some(s) => s.write(&batch),
+        None => file.insert(ParquetSink::create(out, &batch, meta.clone())?).write(&batch),
+    })?;
+    match file {
+        Some(s) => s.finish(),
+        None => Err(Error::Usage("the queue gave no batch to write".into())),
+    }
+}
+
+/// Scores `pending` with Slurm's formula, streamed, handing `sink` the rows ([`jobs_batch`]) a
+/// slice of jobs at a time, in queue order: a Parquet queue is read a wave of row groups at a
+/// time (other formats whole), and each slice is scored while `sink` takes the previous one.
+/// Jobs are scored independently of each other, so the slices hold the rows the whole queue
+/// would. Between waves, `observer` may interrupt.
+///
+/// # Errors
+/// The queue cannot be read, `sink` fails, or the observer interrupts.
+pub fn score_streamed(
+    prio: &SlurmPriority,
+    tree: &AssocTree,
+    fs: &FairShare,
+    pending: &PendingSource,
+    observer: &dyn Observer,
+    sink: &mut (dyn FnMut(RecordBatch) -> Result<()> + Send),
+) -> Result<()> {
     let keep = prio.weights.tres_keys();
     let format = match pending.format {
         Some(f) => f,
@@ -191,18 +240,9 @@ pub fn score_to_parquet(
         PendingFormat::Csv | PendingFormat::SqueueJson => None,
     };
     // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
-    // still gets a file).
+    // still gets a batch).
     let whole = || PendingJobs::read(&pending.path, Some(format), &keep);
-    let meta = jobs_metadata("slurm", fs.params.algorithm, now);
-    let mut sink: Option<ParquetSink> = None;
-    // Writes a scored slice; the first also opens the file with its schema and encodings.
-    let write = |sink: &mut Option<ParquetSink>, batch: Option<RecordBatch>| -> Result<()> {
-        let Some(batch) = batch else { return Ok(()) };
-        match sink {
-            Some(s) => s.write(&batch),
-            None => sink.insert(ParquetSink::create(out, &batch, meta.clone())?).write(&batch),
-        }
-    };
+    let mut write = |batch: Option<RecordBatch>| batch.map_or(Ok(()), &mut *sink);
     let mut held = None;
     let mut unknown = UnknownJobs::default();
     let total = waves.as_ref().map(ParquetWaves::rows);
@@ -217,7 +257,7 @@ pub fn score_to_parquet(
         loop {
             let end = (start + JOBS_PER_SLICE).min(jobs.len());
             let (written, scored) = rayon::join(
-                || write(&mut sink, held.take()),
+                || write(held.take()),
                 || {
                     let mut scores = Scores::default();
                     let rows = queue.score_jobs(start..end, &mut scores);
@@ -236,17 +276,17 @@ pub fn score_to_parquet(
                 break;
             }
         }
-        // The next wave is read while this one's last slice is written.
+        if observer.interrupted() {
+            return Err(Error::Interrupted("scoring the queue"));
+        }
+        // The next wave is read while this one's last slice is taken.
         let (written, next) =
-            rayon::join(|| write(&mut sink, held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
+            rayon::join(|| write(held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
         written?;
         chunk = next.transpose()?;
     }
     unknown.warn(observer);
-    match sink {
-        Some(s) => s.finish(),
-        None => Err(Error::Usage("the queue gave no batch to write".into())),
-    }
+    Ok(())
 }
 
 /// Jobs without an association, which are scored with fair-share 0 as Slurm does: counted over
