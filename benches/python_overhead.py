@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""What the Python package adds to the engine: wall time of a call minus the engine's own stage
-times (measured inside the same call), at 10^6 associations (fair-share) and 10^7 pending jobs
-(scoring), and what handing a 10^7-row result to polars costs.
+"""What the Python package adds to the engine: the same fair-share (10^6 associations) and score
+(10^7 pending jobs) from the command line and from Python, the wall time of a call minus the
+engine's own stage times (measured inside the same call), and what handing a 10^7-row result to
+polars costs.
 
     python3 tests/run.py            # once: builds the package into the venv
     ~/.cache/fairshare-venv/bin/python benches/python_overhead.py [--data DIR] [--repeat N]
@@ -50,6 +51,19 @@ def report(what: str, runs: list[tuple[float, dict]]) -> None:
               f"Python adds {wall - engine:.3f} s = {100 * (wall - engine) / engine:.1f}%")
 
 
+def cli_seconds(args: list[str]) -> float:
+    target = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "fairshare-target"))
+    start = time.perf_counter()
+    subprocess.run([str(target / "release" / "fairshare"), *args], check=True)
+    return time.perf_counter() - start
+
+
+def call_seconds(f) -> float:
+    start = time.perf_counter()
+    f()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("/tmp/fairshare-py-bench"))
@@ -61,10 +75,25 @@ def main() -> None:
         data_gen(args.data, args.associations, args.jobs)
     site = {name: args.data / file for name, file in
             [("tree", "tree.parquet"), ("slurm_conf", "slurm.conf"), ("qos", "qos.txt")]}
+    out = args.data / "out.parquet"
 
-    report(f"fair-share, {args.associations} associations", timed_run(args.repeat, tree=site["tree"]))
-    report(f"fair-share and scoring, {args.jobs} pending jobs",
-           timed_run(args.repeat, pending=args.data / "pending.parquet", now=NOW, **site))
+    # The same work from the command line (which also writes its Parquet) and from Python
+    # (which hands a DataFrame back), interleaved.
+    flags = ["--tree", str(site["tree"]), "--slurm-conf", str(site["slurm_conf"]), "--qos", str(site["qos"])]
+    for _ in range(args.repeat):
+        cli = cli_seconds(["compute", "--tree", str(site["tree"]), "--out", str(out)])
+        py = call_seconds(lambda: fairshare.compute(site["tree"]))
+        print(f"compute, {args.associations} associations: command {cli:.3f} s, Python {py:.3f} s")
+    for _ in range(args.repeat):
+        cli = cli_seconds(["score", *flags, "--pending", str(args.data / "pending.parquet"), "--now", NOW,
+                           "--out", str(out)])
+        py = call_seconds(lambda: fairshare.score(site["tree"], args.data / "pending.parquet", now=NOW,
+                                                  slurm_conf=site["slurm_conf"], qos=site["qos"]))
+        print(f"score, {args.jobs} pending jobs: command {cli:.3f} s, Python {py:.3f} s")
+    out.unlink(missing_ok=True)
+
+    # Inside one call: what Python adds to the engine's own stage times.
+    report(f"run, {args.associations} associations", timed_run(args.repeat, tree=site["tree"]))
 
     # Handing over: the engine's table to polars, and whether polars kept the engine's buffers.
     tables = fairshare._fairshare.run(None, {"pending": str(args.data / "pending.parquet"), "now": NOW,
