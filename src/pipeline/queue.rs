@@ -280,8 +280,7 @@ pub fn score_streamed(
             return Err(Error::Interrupted("scoring the queue"));
         }
         // The next wave is read while this one's last slice is taken.
-        let (written, next) =
-            rayon::join(|| write(held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
+        let (written, next) = rayon::join(|| write(held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
         written?;
         chunk = next.transpose()?;
     }
