@@ -76,7 +76,7 @@ fn read_tree(py: Python<'_>, source: &Bound<'_, PyAny>, format: Option<String>) 
         })?;
         py.detach(|| fairshare::io::read_tree_input(&path, format).map(|input| records_to_batch(&input.records)))
     };
-    call.finish(py, batch).and_then(Table::one)
+    call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
 /// compute(options)
@@ -89,7 +89,7 @@ fn compute(py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Table
     let mut call = Call::default();
     let site = resolve(&mut call, options.as_ref())?;
     let batch = py.detach(|| site.fair_share(&call).map(|(tree, fs, _)| into_association_batch(&tree, fs)));
-    call.finish(py, batch).and_then(Table::one)
+    call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
 /// usage(options)
@@ -109,7 +109,7 @@ fn usage(py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Table> 
         site.charge(&mut input, &call)?;
         Ok(records_to_batch(&input.records))
     });
-    call.finish(py, batch).and_then(Table::one)
+    call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
 /// history(options, at=None, every=None, start=None, end=None)
@@ -151,7 +151,7 @@ fn history(
     }
     call.finish(py, report)?;
     let schema = batches.first().map(|b| b.schema()).expect("at least one instant");
-    Table::of(schema, batches)
+    Table::of(py, schema, batches)
 }
 
 /// score(options, priority="slurm")
@@ -185,7 +185,7 @@ fn score(py: Python<'_>, options: Option<Bound<'_, PyDict>>, priority: String) -
     });
     let batches = call.finish(py, batches)?;
     let schema = batches.first().map(|b| b.schema()).expect("a queue gives at least one batch");
-    Table::of(schema, batches)
+    Table::of(py, schema, batches)
 }
 
 /// run(site=None, options=None)
@@ -222,12 +222,13 @@ fn run<'py>(
         .map(|r| BTreeMap::from([("records", r.records), ("charged", r.charged), ("unmatched", r.unmatched)]));
     result.set_item("charge", charge)?;
     let jobs = match run.queue {
-        Some(Queue { scores, jobs, weights, .. }) => {
-            Some(Table::one(jobs_batch(scores, &jobs, &weights).map_err(|e| FairshareError::new_err(e.to_string()))?)?)
-        }
+        Some(Queue { scores, jobs, weights, .. }) => Some(Table::one(
+            py,
+            jobs_batch(scores, &jobs, &weights).map_err(|e| FairshareError::new_err(e.to_string()))?,
+        )?),
         None => None,
     };
-    result.set_item("associations", Table::one(into_association_batch(&run.tree, run.fair_share))?)?;
+    result.set_item("associations", Table::one(py, into_association_batch(&run.tree, run.fair_share))?)?;
     result.set_item("jobs", jobs)?;
     Ok(result)
 }
@@ -316,7 +317,7 @@ fn explain_path(
         fairshare::explain::explain_who_rows(&tree, &fs, &who).map(|rows| fairshare::explain::path_batch(&rows))
     });
     drop(embedded);
-    call.finish(py, batch).and_then(Table::one)
+    call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
 /// compare(variants, site=None, options=None)
@@ -348,7 +349,7 @@ fn compare(
         c.batch()
     });
     drop(embedded);
-    call.finish(py, batch).and_then(Table::one)
+    call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
 /// The native part of the `fairshare` package.

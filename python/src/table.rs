@@ -55,8 +55,8 @@ impl Table {
 
 impl Table {
     /// One batch as a table.
-    pub fn one(batch: RecordBatch) -> PyResult<Table> {
-        Table::of(batch.schema(), vec![batch])
+    pub fn one(py: Python<'_>, batch: RecordBatch) -> PyResult<Table> {
+        Table::of(py, batch.schema(), vec![batch])
     }
 
     /// Batches of one schema as a table, with every name column as a string view.
@@ -65,8 +65,12 @@ impl Table {
     /// so polars takes them without converting (a plain `Utf8` column is rebuilt as views on
     /// import) and the engine's dictionary-encoded names (a queue's users, accounts, partitions)
     /// join a tree's names without a cast. The cast keeps the engine's value bytes and writes a
-    /// 16-byte view per row.
-    pub fn of(schema: SchemaRef, batches: Vec<RecordBatch>) -> PyResult<Table> {
+    /// 16-byte view per row, with the GIL released.
+    pub fn of(py: Python<'_>, schema: SchemaRef, batches: Vec<RecordBatch>) -> PyResult<Table> {
+        py.detach(|| Table::views(&schema, batches)).map_err(|e| usage_error(format!("result table: {e}")))
+    }
+
+    fn views(schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<Table, arrow::error::ArrowError> {
         let fields: Vec<Field> = schema
             .fields()
             .iter()
@@ -88,17 +92,13 @@ impl Table {
         let converted = tasks
             .par_iter()
             .map(|&(b, c)| arrow::compute::cast(batches[b].column(c), schema.field(c).data_type()))
-            .collect::<Result<Vec<ArrayRef>, _>>()
-            .map_err(|e| usage_error(format!("result table: {e}")))?;
+            .collect::<Result<Vec<ArrayRef>, _>>()?;
         let mut columns: Vec<Vec<ArrayRef>> = batches.iter().map(|b| b.columns().to_vec()).collect();
         for (&(b, c), array) in tasks.iter().zip(converted) {
             columns[b][c] = array;
         }
-        let batches = columns
-            .into_iter()
-            .map(|c| RecordBatch::try_new(schema.clone(), c))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| usage_error(format!("result table: {e}")))?;
+        let batches =
+            columns.into_iter().map(|c| RecordBatch::try_new(schema.clone(), c)).collect::<Result<Vec<_>, _>>()?;
         Ok(Table { schema, batches })
     }
 }
