@@ -323,6 +323,9 @@ pub struct SshareArgs {
     /// Print Slurm's data_parser `shares` response (as `sshare --json`), readable back as a tree.
     #[arg(long, conflicts_with_all = ["long", "parsable", "parsable2", "no_header", "partitions", "format"])]
     pub json: bool,
+    /// The same response as YAML (as `sshare --yaml`).
+    #[arg(long, conflicts_with_all = ["json", "long", "parsable", "parsable2", "no_header", "partitions", "format"])]
+    pub yaml: bool,
     /// Say on stderr what was computed (inputs, algorithm).
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,

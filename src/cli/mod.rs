@@ -21,7 +21,7 @@ use fairshare::jobs::PendingFormat;
 use fairshare::output::parquet::{into_association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
-use fairshare::output::sshare_json::{SshareJsonOptions, write_sshare_json};
+use fairshare::output::sshare_json::{SshareJsonOptions, write_sshare_json, write_sshare_yaml};
 use fairshare::pipeline::{PendingSource, Queue, Site, SiteOptions, score_to_parquet};
 use fairshare::priority::SlurmPriority;
 use fairshare::{Error, Result};
@@ -122,9 +122,14 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            if a.json {
+            if a.json || a.yaml {
                 let cluster = site.slurm_conf.as_ref().and_then(|c| c.cluster_name.clone()).unwrap_or_default();
-                write_sshare_json(&mut out, &tree, &result, &sshare_json_options(&a, cluster))?;
+                let opts = sshare_json_options(&a, cluster);
+                if a.json {
+                    write_sshare_json(&mut out, &tree, &result, &opts)?;
+                } else {
+                    write_sshare_yaml(&mut out, &tree, &result, &opts)?;
+                }
             } else {
                 write_sshare(&mut out, &tree, &result, &sshare_options(&a))?;
             }

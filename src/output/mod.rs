@@ -8,6 +8,7 @@ pub mod shares;
 pub mod sprio;
 pub mod sshare;
 pub mod sshare_json;
+pub mod yaml;
 
 use std::borrow::Cow;
 use std::path::Path;

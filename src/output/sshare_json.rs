@@ -28,6 +28,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::yaml::write_block;
 use crate::error::{Error, Result};
 use crate::pass::{FairShare, NO_VAL};
 use crate::tree::AssocTree;
@@ -83,14 +84,55 @@ fn write_response(out: &mut dyn Write, tree: &AssocTree, fs: &FairShare, opts: &
         first = false;
         serde_json::to_writer(&mut *out, &association(tree, fs, row, &opts.cluster))?;
     }
-    let meta = json!({
+    write!(out, "\n], \"total_shares\": {}}},\n\"meta\": ", total_shares(tree))?;
+    serde_json::to_writer(&mut *out, &meta(opts))?;
+    out.write_all(b",\n\"errors\": [],\n\"warnings\": []}\n")
+}
+
+/// Writes the same `shares` response as YAML (`sshare --yaml`), a YAML document of the same
+/// structure: associations in sshare's order, the keys of each mapping in alphabetical order.
+///
+/// # Errors
+/// I/O errors from `out`, as [`Error::Io`] on `opts.dest`.
+pub fn write_sshare_yaml(
+    out: &mut dyn Write,
+    tree: &AssocTree,
+    fs: &FairShare,
+    opts: &SshareJsonOptions,
+) -> Result<()> {
+    write_yaml_response(out, tree, fs, opts).map_err(|e| Error::io(super::dest_name(opts.dest.as_deref()), e))
+}
+
+fn write_yaml_response(
+    out: &mut dyn Write,
+    tree: &AssocTree,
+    fs: &FairShare,
+    opts: &SshareJsonOptions,
+) -> io::Result<()> {
+    let rows: Vec<usize> =
+        tree.preorder().into_iter().map(|r| r as usize).filter(|&r| selected(tree, r, opts)).collect();
+    out.write_all(b"---\nshares:\n")?;
+    if rows.is_empty() {
+        out.write_all(b"  shares: []\n")?;
+    } else {
+        out.write_all(b"  shares:\n")?;
+        // One association at a time, as a one-item sequence: never the whole response in memory.
+        for row in rows {
+            let item = serde_json::to_value(association(tree, fs, row, &opts.cluster))?;
+            write_block(out, &Value::Array(vec![item]), 2)?;
+        }
+    }
+    writeln!(out, "  total_shares: {}", total_shares(tree))?;
+    write_block(out, &json!({"meta": meta(opts), "errors": [], "warnings": []}), 0)
+}
+
+/// The response's `meta`: who made it, with which parser.
+fn meta(opts: &SshareJsonOptions) -> Value {
+    json!({
         "plugin": {"type": "", "name": "", "data_parser": DATA_PARSER, "accounting_storage": ""},
         "client": {"source": "fairshare", "user": "", "group": ""},
         "command": opts.command,
-    });
-    write!(out, "\n], \"total_shares\": {}}},\n\"meta\": ", total_shares(tree))?;
-    serde_json::to_writer(&mut *out, &meta)?;
-    out.write_all(b",\n\"errors\": [],\n\"warnings\": []}\n")
+    })
 }
 
 /// The `-A`, `-u` and `-U` filters, as sshare's text applies them.
