@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::io::read::time::check_time;
 use crate::tree::TreeInput;
 
+use super::exact_sum::ExactSum;
 use super::{ExactDecay, JobRef, SlurmDecay};
 
 /// How a job's billed seconds turn into usage at the evaluation instant.
@@ -201,7 +202,7 @@ impl<'a> ChargeContext<'a> {
 
     /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
-        self.with_tally(Tally::Sums(vec![0.0; self.rows]))
+        self.with_tally(Tally::Sums(vec![ExactSum::default(); self.rows]))
     }
 
     /// The decay thread whose last pass's start a charger also keeps: Slurm's, for classic.
@@ -212,10 +213,10 @@ impl<'a> ChargeContext<'a> {
         }
     }
 
-    /// A charger for one block of a parallel read: it keeps each charge in record order, and
-    /// [`UsageCharger::absorb`] adds them to the total in that order. The total is then the sum a
-    /// sequential read gives, bit for bit, however the input is cut into blocks or row groups
-    /// (and so whichever format carries the records).
+    /// A charger for one block of a parallel read: it keeps each charge rather than a sum per
+    /// association, and [`UsageCharger::absorb`] adds them to the total. The sums are exact, so
+    /// the total is the same bits however the input is cut into blocks, row groups or files, and
+    /// in whatever order the parts are absorbed.
     pub fn worker(&self) -> UsageCharger<'_, 'a> {
         self.with_tally(Tally::Log(Vec::new()))
     }
@@ -254,7 +255,7 @@ impl<'a> ChargeContext<'a> {
 
     fn with_tally(&self, tally: Tally) -> UsageCharger<'_, 'a> {
         let pass_start = self.pass_start_model().map(|_| match tally {
-            Tally::Sums(_) => Tally::Sums(vec![0.0; self.rows]),
+            Tally::Sums(_) => Tally::Sums(vec![ExactSum::default(); self.rows]),
             Tally::Log(_) => Tally::Log(Vec::new()),
         });
         UsageCharger {
@@ -283,43 +284,51 @@ pub struct UsageCharger<'c, 'a> {
     report: ChargeReport,
 }
 
-/// Where a charger puts the usage it charges.
+/// Where a charger puts the usage it charges. Sums are exact ([`ExactSum`]), so they do not
+/// depend on the order charges arrive in, nor on how the records were cut into parts.
 enum Tally {
     /// Per association (record) row, summed as charged.
-    Sums(Vec<f64>),
-    /// (row, usage) of each charge, in record order.
+    Sums(Vec<ExactSum>),
+    /// (row, usage) of each charge: a small part's charges, without a sum per association.
     Log(Vec<(u32, f64)>),
 }
 
 impl Tally {
+    /// Adds a charge already checked to be in [`ExactSum`]'s range ([`summable_usage`]).
     fn add(&mut self, row: u32, usage: f64) {
         match self {
-            Tally::Sums(sums) => sums[row as usize] += usage,
+            Tally::Sums(sums) => {
+                let added = sums[row as usize].add(usage);
+                debug_assert!(added.is_ok(), "charges are checked by summable_usage");
+            }
             Tally::Log(log) => log.push((row, usage)),
         }
     }
 
-    /// Adds another tally's charges, in its order.
+    /// Adds another tally's charges.
     fn absorb(&mut self, other: Tally) {
         match other {
             Tally::Log(log) => log.into_iter().for_each(|(row, u)| self.add(row, u)),
-            Tally::Sums(sums) => {
-                for (row, u) in sums.into_iter().enumerate() {
-                    self.add(row as u32, u);
+            Tally::Sums(theirs) => match self {
+                Tally::Sums(mine) => mine.iter_mut().zip(&theirs).for_each(|(m, t)| m.merge(t)),
+                // A log taking in sums becomes sums.
+                Tally::Log(log) => {
+                    let log = std::mem::take(log);
+                    *self = Tally::Sums(theirs);
+                    log.into_iter().for_each(|(row, u)| self.add(row, u));
                 }
-            }
+            },
         }
     }
 
-    /// The per-row sums (a log added up in its order).
-    fn into_sums(self, rows: usize) -> Vec<f64> {
+    /// The per-row sums.
+    fn into_sums(self, rows: usize) -> Vec<ExactSum> {
         match self {
             Tally::Sums(sums) => sums,
             Tally::Log(log) => {
-                let mut sums = vec![0.0; rows];
-                for (row, u) in log {
-                    sums[row as usize] += u;
-                }
+                let mut sums = Tally::Sums(vec![ExactSum::default(); rows]);
+                sums.absorb(Tally::Log(log));
+                let Tally::Sums(sums) = sums else { unreachable!("made as sums") };
                 sums
             }
         }
@@ -341,11 +350,11 @@ impl UsageCharger<'_, '_> {
     /// As [`UsageCharger::resolve`], or a usage that is not a finite number.
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
         if let Some((row, start, bill)) = self.resolve(job, path)? {
-            let usage = finite_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
+            let usage = summable_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
             self.tally.add(row, usage);
             if let (Some(tally), Some(d)) = (&mut self.pass_start, self.ctx.pass_start_model()) {
                 let before = d.job_usage_at_last_pass_start(start, job.end, bill);
-                tally.add(row, finite_usage(before, job, bill, path)?);
+                tally.add(row, summable_usage(before, job, bill, path)?);
             }
         }
         Ok(())
@@ -404,7 +413,7 @@ impl UsageCharger<'_, '_> {
     /// If `usage` does not have one value per record.
     pub fn set_usage(&mut self, usage: Vec<f64>) {
         assert_eq!(usage.len(), self.ctx.rows, "one usage value per record");
-        self.tally = Tally::Sums(usage);
+        self.tally = Tally::Log(usage.into_iter().enumerate().map(|(row, u)| (row as u32, u)).collect());
         self.pass_start = None;
     }
 
@@ -475,8 +484,7 @@ impl UsageCharger<'_, '_> {
         Ok(f)
     }
 
-    /// Adds another worker's usage and counts into this one. Merging [`ChargeContext::worker`]s
-    /// in input order adds their charges in input order, so the sums are a sequential read's.
+    /// Adds another worker's usage and counts into this one, in any order: the sums are exact.
     pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
         self.tally.absorb(other.tally);
         if let (Some(mine), Some(theirs)) = (&mut self.pass_start, other.pass_start) {
@@ -500,6 +508,7 @@ impl UsageCharger<'_, '_> {
     /// A sum that is not a finite number, naming the job records (`path`) and the association.
     pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
         let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        // Accounts sum their users' exact sums exactly: every total is rounded once.
         let sum_up = |tally: Tally| -> Result<Vec<f64>> {
             let mut usage = tally.into_sums(self.ctx.rows);
             for i in 0..input.records.len() {
@@ -511,15 +520,15 @@ impl UsageCharger<'_, '_> {
                 // Bounded by the record count, so a cycle (reported later by the tree build) cannot hang.
                 for _ in 0..input.records.len() {
                     let Some(p) = parent.and_then(|id| row_of.get(&id).copied()) else { break };
-                    usage[p] += u;
+                    usage[p].merge(&u);
                     parent = input.records[p].parent_id;
                 }
             }
-            // Every charge is finite, so only these sums can overflow; one scan on the way out.
-            if usage.iter().any(|u| !u.is_finite()) {
-                return Err(overflow(input, &usage, &row_of, path));
+            // A saturated sum can only grow up the tree: name the deepest, a user first.
+            if let Some(row) = saturated(input, &usage, &row_of) {
+                return Err(too_large(input, row, path));
             }
-            Ok(usage)
+            Ok(usage.iter().map(ExactSum::to_f64).collect())
         };
         let usage = sum_up(self.tally)?;
         let pass_start = self.pass_start.map(sum_up).transpose()?;
@@ -557,10 +566,38 @@ fn shown(x: f64) -> String {
     if x.abs() < 1e15 { x.to_string() } else { format!("{x:e}") }
 }
 
-/// The error for per-record sums (`usage`, one per record of `input`) of which one is not finite:
-/// it names the user whose charges overflow, else the deepest account whose sum does.
-fn overflow(input: &TreeInput, usage: &[f64], row_of: &FxHashMap<u64, usize>, path: &Path) -> Error {
-    let bad = |i: &usize| !usage[*i].is_finite();
+/// The largest usage, in billing-seconds, fairshare sums exactly ([`ExactSum`]'s 2^96).
+pub const USAGE_LIMIT: f64 = 79_228_162_514_264_337_593_543_950_336.0;
+
+/// `usage`, the charge of `job` billed `bill` per second, when the exact sums can take it: finite,
+/// not negative, below [`USAGE_LIMIT`].
+///
+/// # Errors
+/// Otherwise, naming the record.
+fn summable_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Result<f64> {
+    let usage = finite_usage(usage, job, bill, path)?;
+    if (0.0..USAGE_LIMIT).contains(&usage) {
+        return Ok(usage);
+    }
+    Err(Error::input(
+        path,
+        job.line,
+        format!(
+            "job {}: usage {} (billing {} per second in partition {:?}, QOS {:?}) is beyond the {USAGE_LIMIT:e} \
+             billing-seconds fairshare sums exactly",
+            job.job_id,
+            shown(usage),
+            shown(bill),
+            job.partition,
+            job.qos
+        ),
+    ))
+}
+
+/// The association whose usage reached [`USAGE_LIMIT`], if any: a user when one did, else the
+/// deepest account.
+fn saturated(input: &TreeInput, usage: &[ExactSum], row_of: &FxHashMap<u64, usize>) -> Option<usize> {
+    let bad = |i: &usize| usage[*i].is_saturated();
     let depth = |i: usize| {
         let (mut d, mut parent) = (0, input.records[i].parent_id);
         // Bounded by the record count, as in `finish`.
@@ -571,8 +608,13 @@ fn overflow(input: &TreeInput, usage: &[f64], row_of: &FxHashMap<u64, usize>, pa
         d
     };
     let user = (0..usage.len()).filter(bad).find(|&i| input.records[i].is_user());
-    let i = user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| depth(i))).unwrap_or(0);
-    let r = &input.records[i];
+    user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| depth(i)))
+}
+
+/// The error for the association at `row` of `input` whose usage (its own, or its users' for an
+/// account) reaches [`USAGE_LIMIT`], naming the job records (`path`) and the association.
+fn too_large(input: &TreeInput, row: usize, path: &Path) -> Error {
+    let r = &input.records[row];
     let who = match &r.user {
         Some(u) => format!("user {u:?} in account {:?}", r.account),
         None => format!("account {:?}", r.account),
@@ -581,10 +623,10 @@ fn overflow(input: &TreeInput, usage: &[f64], row_of: &FxHashMap<u64, usize>, pa
         path,
         None,
         format!(
-            "the usage charged to {who} ({}:{}) sums to {}, not a finite number",
+            "the usage charged to {who} ({}:{}) reaches {USAGE_LIMIT:e} billing-seconds, beyond what fairshare \
+             sums exactly",
             input.source.display(),
-            r.line,
-            usage[i]
+            r.line
         ),
     )
 }

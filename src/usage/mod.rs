@@ -12,6 +12,7 @@
 
 pub mod charge;
 pub mod exact;
+pub mod exact_sum;
 pub mod flux;
 pub mod flux_db;
 pub mod flux_records;

@@ -325,31 +325,47 @@ fn a_qos_usage_factor_that_overflows_names_the_job() {
 
 #[test]
 fn charges_whose_sum_overflows_name_the_association() {
-    // Each job is charged 10^304 × 1000 s = 10^307 (no decay): finite, until twenty of them add up.
+    // Each job is charged 5·10^24 × 1000 s = 5·10^27 (no decay), within the exact sums' 2^96
+    // (7.9·10^28), until sixteen of them add up.
     let dir = tempfile::tempdir().unwrap();
-    let conf = write_file(dir.path(), "slurm.conf", &slurm_conf("CPU=1e304"));
+    let conf = write_file(dir.path(), "slurm.conf", &slurm_conf("CPU=5e24"));
     let job = |id: usize, user: &str| format!("{id},{user},a,batch,,1767000000,1767001000,cpu=1");
     let one_user: Vec<String> = (0..20).map(|i| job(i, "u1")).collect();
     let both: Vec<String> = (0..20).map(|i| job(i, if i % 2 == 0 { "u1" } else { "u2" })).collect();
     let tree = dir.path().join("tree.csv");
-    for (rows, who, line) in [(one_user, "user \"u1\" in account \"a\"", 4), (both, "account \"a\"", 3)] {
+    let extra = ["--slurm-conf", path_str(&conf), "--decay", "exact", "--half-life", "0", "--now", "1767830400"];
+    for (rows, who, line) in [(&one_user, "user \"u1\" in account \"a\"", 4), (&both, "account \"a\"", 3)] {
         let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
-        let extra = ["--slurm-conf", path_str(&conf), "--decay", "exact", "--half-life", "0", "--now", "1767830400"];
-        let e = error_of(&usage_run(dir.path(), &jobs_csv(&rows), &extra));
-        let want = format!(
-            "jobs.csv: the usage charged to {who} ({}:{line}) sums to inf, not a finite number",
-            tree.display()
-        );
-        assert!(e.ends_with(&want), "{e}");
-        // A history sums each instant's charges.
-        let hist = dir.path().join("hist");
-        let at = ["--at", "1767100000,1767830400", "--out", path_str(&hist)];
-        let e = error_of(&usage_run(dir.path(), &jobs_csv(&rows), &[&extra[..], &at[..]].concat()));
-        assert!(
-            e.ends_with(
-                "jobs.csv: the usage charged at 1767100000 sums to inf over the associations, not a finite number"
-            ),
-            "{e}"
-        );
+        for threads in ["1", "2"] {
+            let jobs = jobs_csv(&rows);
+            let args = [&["--threads", threads][..], &extra[..]].concat();
+            let e = error_of(&usage_run(dir.path(), &jobs, &args));
+            let want = format!(
+                "jobs.csv: the usage charged to {who} ({}:{line}) reaches 7.922816251426434e28 billing-seconds, \
+                 beyond what fairshare sums exactly",
+                tree.display()
+            );
+            assert!(e.ends_with(&want), "--threads {threads}: {e}");
+        }
     }
+    // One charge beyond the exact sums' range names its job.
+    let conf = write_file(dir.path(), "slurm.conf", &slurm_conf("CPU=1e304"));
+    let extra = ["--slurm-conf", path_str(&conf), "--decay", "exact", "--half-life", "0", "--now", "1767830400"];
+    let rows: Vec<&str> = one_user.iter().map(String::as_str).collect();
+    let e = error_of(&usage_run(dir.path(), &jobs_csv(&rows), &extra));
+    assert!(
+        e.ends_with(
+            "jobs.csv:2: job 0: usage 1e307 (billing 1e304 per second in partition \"batch\", QOS \"\") is beyond \
+             the 7.922816251426434e28 billing-seconds fairshare sums exactly"
+        ),
+        "{e}"
+    );
+    // A history sums each instant's charges in floating point, and says when a sum overflows.
+    let hist = dir.path().join("hist");
+    let at = ["--at", "1767100000,1767830400", "--out", path_str(&hist)];
+    let e = error_of(&usage_run(dir.path(), &jobs_csv(&rows), &[&extra[..], &at[..]].concat()));
+    assert!(
+        e.ends_with("jobs.csv: the usage charged at 1767100000 sums to inf over the associations, not a finite number"),
+        "{e}"
+    );
 }
