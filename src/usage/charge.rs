@@ -202,7 +202,15 @@ impl<'a> ChargeContext<'a> {
 
     /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
-        self.with_tally(Tally::Sums(vec![ExactSum::default(); self.rows]))
+        let sums = || Tally::Sums(vec![ExactSum::default(); self.rows]);
+        UsageCharger {
+            ctx: self,
+            tally: sums(),
+            pass_start: self.pass_start_model().map(|_| sums()),
+            partitions: StrMap::default(),
+            qos_factors: StrMap::default(),
+            report: ChargeReport::default(),
+        }
     }
 
     /// The decay thread whose last pass's start a charger also keeps: Slurm's, for classic.
@@ -213,12 +221,11 @@ impl<'a> ChargeContext<'a> {
         }
     }
 
-    /// A charger for one block of a parallel read: it keeps each charge rather than a sum per
-    /// association, and [`UsageCharger::absorb`] adds them to the total. The sums are exact, so
-    /// the total is the same bits however the input is cut into blocks, row groups or files, and
-    /// in whatever order the parts are absorbed.
+    /// A charger for one part of a parallel read (a block of lines, a row group), whose sums
+    /// [`UsageCharger::absorb`] adds to the total. The sums are exact, so the total is the same
+    /// bits however the input is cut into parts, and in whatever order the parts are absorbed.
     pub fn worker(&self) -> UsageCharger<'_, 'a> {
-        self.with_tally(Tally::Log(Vec::new()))
+        self.charger()
     }
 
     /// Charges a wave of consecutive parts of an input (row groups, blocks of lines) in
@@ -252,21 +259,6 @@ impl<'a> ChargeContext<'a> {
         }
         Ok(())
     }
-
-    fn with_tally(&self, tally: Tally) -> UsageCharger<'_, 'a> {
-        let pass_start = self.pass_start_model().map(|_| match tally {
-            Tally::Sums(_) => Tally::Sums(vec![ExactSum::default(); self.rows]),
-            Tally::Log(_) => Tally::Log(Vec::new()),
-        });
-        UsageCharger {
-            ctx: self,
-            tally,
-            pass_start,
-            partitions: StrMap::default(),
-            qos_factors: StrMap::default(),
-            report: ChargeReport::default(),
-        }
-    }
 }
 
 /// Resolves, bills and decays job records into per-association raw usage; one per worker.
@@ -289,7 +281,7 @@ pub struct UsageCharger<'c, 'a> {
 enum Tally {
     /// Per association (record) row, summed as charged.
     Sums(Vec<ExactSum>),
-    /// (row, usage) of each charge: a small part's charges, without a sum per association.
+    /// (row, usage) pairs: usage a model computed itself ([`UsageCharger::set_usage`]).
     Log(Vec<(u32, f64)>),
 }
 

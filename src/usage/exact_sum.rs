@@ -70,33 +70,38 @@ impl ExactSum {
         } else {
             ((bits & ((1 << 52) - 1)) | (1 << 52), biased - 1075)
         };
-        // x = mantissa · 2^exponent = mantissa · 2^shift units.
+        // x = mantissa · 2^exponent = mantissa · 2^shift units: at most two limbs to add to,
+        // then a carry that rarely goes further.
         let shift = exponent + FRACTION_BITS;
-        let value: [u64; LIMBS] = if shift < 0 {
+        let (limb, placed) = if shift < 0 {
             if shift <= -53 {
                 return Ok(()); // below the unit
             }
-            let mut v = [0u64; LIMBS];
-            v[0] = mantissa >> -shift;
-            v
+            (0, u128::from(mantissa >> -shift))
         } else {
             if shift + 53 > BITS {
                 return Err(OutOfRange(x));
             }
-            let wide = u128::from(mantissa);
-            let (limb, within) = ((shift / 64) as usize, shift % 64);
-            let placed = wide << within; // at most 53 + 63 bits: fits in 128
-            let mut v = [0u64; LIMBS];
-            v[limb] = placed as u64;
-            if limb + 1 < LIMBS {
-                v[limb + 1] = (placed >> 64) as u64;
-            } else if placed >> 64 != 0 {
-                return Err(OutOfRange(x));
-            }
-            v
+            ((shift / 64) as usize, u128::from(mantissa) << (shift % 64)) // 53 + 63 bits: fits
         };
-        self.0 = add_limbs(self.0, value);
+        self.add_at(limb, placed);
         Ok(())
+    }
+
+    /// Adds `value · 2^(64·limb)` units, saturating past the top limb.
+    fn add_at(&mut self, limb: usize, value: u128) {
+        let mut carry = value;
+        for l in &mut self.0[limb..] {
+            if carry == 0 {
+                return;
+            }
+            let sum = u128::from(*l) + (carry & u128::from(u64::MAX));
+            *l = sum as u64;
+            carry = (carry >> 64) + (sum >> 64);
+        }
+        if carry != 0 {
+            self.0 = [u64::MAX; LIMBS];
+        }
     }
 
     /// Adds another sum (merging two partial sums), saturating as [`ExactSum::add`] does.
