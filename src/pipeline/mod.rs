@@ -170,6 +170,27 @@ impl Site {
         u.charge(input, self.slurm_conf.as_ref(), self.qos.as_ref(), algorithm, observer).map(Some)
     }
 
+    /// The usage of one part of the site's job records (`part`, a file in the records' format)
+    /// for the user associations of `input`, to merge with the other parts' and
+    /// [`finish`](crate::usage::PartialUsage::finish) into `input`: the same bits as charging the
+    /// whole set with [`Site::charge`], however it is split.
+    ///
+    /// # Errors
+    /// No job records, flux's decays (they replay the records in time order, so they cannot be
+    /// split), or as [`crate::usage::charge_part`].
+    pub fn charge_part(&self, input: &TreeInput, part: &std::path::Path) -> Result<crate::usage::PartialUsage> {
+        let u = self.usage.as_ref().ok_or_else(|| Error::Usage("charging needs job records".into()))?;
+        if u.decay.is_flux() {
+            return Err(Error::Usage(
+                "flux's decays replay the records in time order and cannot be charged in parts; use --decay slurm \
+                 or exact"
+                    .into(),
+            ));
+        }
+        let model = u.model(self.params.algorithm);
+        crate::usage::charge_part(input, part, u.format, self.slurm_conf.as_ref(), self.qos.as_ref(), model, None)
+    }
+
     /// The usage stage's parameters and the what-if edits, as outputs record them.
     pub fn metadata(&self) -> Vec<KeyValue> {
         let usage = self.usage.iter().flat_map(|u| u.metadata(self.params.algorithm));

@@ -499,10 +499,68 @@ impl UsageCharger<'_, '_> {
     /// # Errors
     /// A sum that is not a finite number, naming the job records (`path`) and the association.
     pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
+        self.into_partial().finish(input, path)
+    }
+
+    /// What this charger summed, apart from its context: a part of a record set's usage, to
+    /// merge with the other parts' ([`PartialUsage::merge`]).
+    pub fn into_partial(self) -> PartialUsage {
+        let rows = self.ctx.rows;
+        PartialUsage {
+            sums: self.tally.into_sums(rows),
+            pass_start: self.pass_start.map(|t| t.into_sums(rows)),
+            report: self.report,
+        }
+    }
+}
+
+/// The usage charged from one part of a record set (a file, a row group, a batch), per user
+/// association row of the tree input, with its counts: merged with the other parts' in any
+/// grouping and any order, it gives the same bits as the whole set charged at once (the sums
+/// are exact, [`ExactSum`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartialUsage {
+    /// Per record of the tree input, the exact sum of its charges.
+    pub sums: Vec<ExactSum>,
+    /// The same at the start of the last pass, when the model keeps it (classic under Slurm's
+    /// decay).
+    pub pass_start: Option<Vec<ExactSum>>,
+    /// What the part's charging saw (its `pass_start` unset: that is `self.pass_start`).
+    pub report: ChargeReport,
+}
+
+impl PartialUsage {
+    /// Adds another part's usage and counts.
+    ///
+    /// # Panics
+    /// If the parts were charged into different trees (their row counts differ).
+    pub fn merge(&mut self, other: &PartialUsage) {
+        assert_eq!(self.sums.len(), other.sums.len(), "parts of one tree");
+        self.sums.iter_mut().zip(&other.sums).for_each(|(m, t)| m.merge(t));
+        if let (Some(mine), Some(theirs)) = (&mut self.pass_start, &other.pass_start) {
+            mine.iter_mut().zip(theirs).for_each(|(m, t)| m.merge(t));
+        }
+        let (r, o) = (&mut self.report, &other.report);
+        r.records += o.records;
+        r.charged += o.charged;
+        r.not_started += o.not_started;
+        r.unmatched += o.unmatched;
+        // The first in record order whatever the merge order: the smallest (job, line) seen.
+        r.first_unmatched = match (r.first_unmatched, o.first_unmatched) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Writes the usage into the user associations of `input` (the tree input the parts were
+    /// charged into), and into every account the sum of the users below it, as Slurm's accounts
+    /// hold it; returns the report. Every value is its exact sum, rounded once.
+    ///
+    /// # Errors
+    /// A sum reaching [`USAGE_LIMIT`], naming the job records (`path`) and the association.
+    pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
         let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-        // Accounts sum their users' exact sums exactly: every total is rounded once.
-        let sum_up = |tally: Tally| -> Result<Vec<f64>> {
-            let mut usage = tally.into_sums(self.ctx.rows);
+        let sum_up = |mut usage: Vec<ExactSum>| -> Result<Vec<f64>> {
             for i in 0..input.records.len() {
                 if input.records[i].user.is_none() {
                     continue;
@@ -522,7 +580,7 @@ impl UsageCharger<'_, '_> {
             }
             Ok(usage.iter().map(ExactSum::to_f64).collect())
         };
-        let usage = sum_up(self.tally)?;
+        let usage = sum_up(self.sums)?;
         let pass_start = self.pass_start.map(sum_up).transpose()?;
         for (r, u) in input.records.iter_mut().zip(usage) {
             r.usage = u;

@@ -25,7 +25,7 @@ pub mod sacct_json;
 pub mod slurm_decay;
 pub mod swf;
 
-pub use charge::{ChargeContext, ChargeReport, DecayModel, Progress, UsageCharger};
+pub use charge::{ChargeContext, ChargeReport, DecayModel, PartialUsage, Progress, UsageCharger};
 pub use exact::ExactDecay;
 pub use records::{JobFormat, for_each_job};
 pub use slurm_decay::SlurmDecay;
@@ -74,6 +74,39 @@ pub fn charge_jobs(
     model: DecayModel,
     progress: Option<Progress<'_>>,
 ) -> crate::Result<ChargeReport> {
+    charge_part(input, path, format, conf, qos, model, progress)?.finish(input, path)
+}
+
+/// The usage of the job records of `path` for the user associations of `input`, as a part to
+/// merge with other parts' ([`PartialUsage::merge`]) before [`PartialUsage::finish`] writes it
+/// into the tree: a record set split into files (or row groups, or batches) charged anywhere,
+/// in any order, gives the bits [`charge_jobs`] gives for the whole set.
+///
+/// # Errors
+/// As [`charge_jobs`].
+///
+/// # Example
+/// ```no_run
+/// use std::path::Path;
+/// use fairshare::usage::{DecayModel, ExactDecay, JobFormat, charge_part};
+///
+/// let mut input = fairshare::io::read_tree_input(Path::new("tree.csv"), None)?;
+/// let model = DecayModel::Exact(ExactDecay { half_life: 7 * 86_400, now: 1_767_830_400, reset: None });
+/// let part = |p: &str| charge_part(&input, Path::new(p), JobFormat::Parquet, None, None, model, None);
+/// let mut total = part("day=2/jobs.parquet")?;
+/// total.merge(&part("day=1/jobs.parquet")?);
+/// total.finish(&mut input, Path::new("jobs"))?;
+/// # Ok::<(), fairshare::Error>(())
+/// ```
+pub fn charge_part(
+    input: &crate::tree::TreeInput,
+    path: &std::path::Path,
+    format: JobFormat,
+    conf: Option<&crate::config::SlurmConf>,
+    qos: Option<&crate::config::QosTable>,
+    model: DecayModel,
+    progress: Option<Progress<'_>>,
+) -> crate::Result<PartialUsage> {
     let mut ctx = ChargeContext::new(input, conf, qos, model);
     if let Some(p) = progress {
         ctx = ctx.with_progress(p);
@@ -94,5 +127,5 @@ pub fn charge_jobs(
             charger
         }
     };
-    charger.finish(input, path)
+    Ok(charger.into_partial())
 }

@@ -737,3 +737,83 @@ fn usage_is_the_same_bits_for_any_record_order() {
     assert_eq!(outs[0], outs[1], "reversed");
     assert_eq!(outs[0], outs[2], "shuffled");
 }
+
+/// Writes the rows of the Parquet file `from` into `parts` files of about equal rows, the rows
+/// of part k being those at positions ≡ k (mod parts): every part spans the whole history.
+fn split_records(from: &Path, dir: &Path, parts: usize) -> Vec<PathBuf> {
+    let (batch, _) = read_parquet(from);
+    (0..parts)
+        .map(|k| {
+            let take =
+                arrow::array::UInt32Array::from_iter_values((k..batch.num_rows()).step_by(parts).map(|i| i as u32));
+            let part = arrow::compute::take_record_batch(&batch, &take).unwrap();
+            let path = dir.join(format!("part-{parts}-{k}.parquet"));
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), part.schema(), None).unwrap();
+            w.write(&part).unwrap();
+            w.close().unwrap();
+            path
+        })
+        .collect()
+}
+
+/// A record set split into parts, each charged on its own (as a cluster's tasks would) and
+/// merged in any order, gives the usage of the whole set charged at once, bit for bit: for
+/// Slurm's decay (classic and Fair Tree) and the exact decay.
+#[test]
+fn parts_charged_apart_and_merged_in_any_order_equal_the_whole() {
+    use fairshare::pipeline::SiteOptions;
+    let site = GenSite::new(300, 5000, 31);
+    write_records_parquet(&site.path("jobs.parquet"), &site.input, &site.spec).unwrap();
+    for (decay, algorithm) in [
+        (fairshare::pipeline::Decay::Slurm, fairshare::pass::Algorithm::Classic),
+        (fairshare::pipeline::Decay::Slurm, fairshare::pass::Algorithm::FairTree),
+        (fairshare::pipeline::Decay::Exact, fairshare::pass::Algorithm::FairTree),
+    ] {
+        let options = SiteOptions {
+            tree: Some(site.path("tree.csv")),
+            jobs: Some(site.path("jobs.parquet")),
+            slurm_conf: Some(site.path("slurm.conf")),
+            qos: Some(site.path("qos.txt")),
+            now: Some(site.spec.to.to_string()),
+            decay: Some(decay),
+            algorithm: Some(algorithm),
+            ..Default::default()
+        };
+        let resolved = options.resolve().unwrap();
+        let mut whole = resolved.tree_input().unwrap();
+        let whole_report = resolved.charge(&mut whole, &fairshare::pipeline::Silent).unwrap().unwrap();
+        let bits =
+            |input: &fairshare::tree::TreeInput| input.records.iter().map(|r| r.usage.to_bits()).collect::<Vec<_>>();
+        assert!(whole.records.iter().any(|r| r.usage > 0.0));
+        for parts in [1, 3, 7] {
+            let files = split_records(&site.path("jobs.parquet"), site.dir.path(), parts);
+            let mut input = resolved.tree_input().unwrap();
+            // Charged last part first, then merged pairwise from the middle out.
+            let mut partials: Vec<_> = files.iter().rev().map(|f| resolved.charge_part(&input, f).unwrap()).collect();
+            let mut total = partials.remove(partials.len() / 2);
+            for p in &partials {
+                total.merge(p);
+            }
+            let report = total.finish(&mut input, &site.path("jobs.parquet")).unwrap();
+            assert_eq!(bits(&input), bits(&whole), "{decay:?} {algorithm:?}, {parts} parts");
+            assert_eq!(report.charged, whole_report.charged);
+            assert_eq!(report.pass_start.is_some(), algorithm == fairshare::pass::Algorithm::Classic);
+            assert_eq!(
+                report.pass_start.map(|p| p.iter().map(|u| u.to_bits()).collect::<Vec<_>>()),
+                whole_report.pass_start.as_ref().map(|p| p.iter().map(|u| u.to_bits()).collect())
+            );
+        }
+    }
+    // flux's decays replay the records in time order: no parts.
+    let options = SiteOptions {
+        tree: Some(site.path("tree.csv")),
+        jobs: Some(site.path("jobs.parquet")),
+        now: Some(site.spec.to.to_string()),
+        decay: Some(fairshare::pipeline::Decay::FluxClean),
+        ..Default::default()
+    };
+    let resolved = options.resolve().unwrap();
+    let input = resolved.tree_input().unwrap();
+    let e = resolved.charge_part(&input, &site.path("jobs.parquet")).unwrap_err();
+    assert!(e.to_string().starts_with("flux's decays replay the records in time order"), "{e}");
+}
