@@ -5,7 +5,7 @@
 
 1. `cargo test --release --workspace --locked` (the crate, data-gen, doc tests);
 2. a venv (`$FAIRSHARE_VENV`, default `~/.cache/fairshare-venv`, created or reused) with maturin,
-   pytest, polars, pyarrow, pandas, DuckDB, mypy, matplotlib, prometheus-client and PyYAML from PyPI;
+   pytest, polars, pyarrow, pandas, DuckDB, mypy, matplotlib, prometheus-client, PyYAML and Dask from PyPI;
 3. the CLI binary and the Python package (`maturin develop --release`), both built in
    `$CARGO_TARGET_DIR` (default `~/.cache/fairshare-target`), so the wheel reuses the crate's build;
 4. the package's pytest suite (`python/tests`, which compares it with the CLI), and the run directory
@@ -32,6 +32,7 @@ PACKAGES = [
     "matplotlib>=3.7",  # examples/analyst.py's plot
     "prometheus-client>=0.20",  # its parser reads `run --prometheus`'s textfile
     "pyyaml>=6",  # reads `sshare --yaml`
+    "dask[distributed]>=2024.1",  # fairshare.dask on a LocalCluster
 ]
 
 

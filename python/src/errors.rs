@@ -5,7 +5,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 create_exception!(
-    _fairshare,
+    fairshare._fairshare,
     FairshareError,
     PyValueError,
     "An input or option the engine refuses; the message is the command line's (file, line, problem)."

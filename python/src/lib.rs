@@ -29,10 +29,11 @@ use fairshare::io::parquet_tree::{columns_from_batches, records_to_batch};
 use fairshare::output::parquet::{into_association_batch, jobs_batch};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::pipeline::{EmbeddedSite, Observer, Queue, Site, for_each_history_instant, history_instants_of};
+use fairshare::usage::{JobFormat, PartialUsage};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use call::Call;
+use call::{Call, Spool};
 use errors::{FairshareError, usage_error};
 use options::{TREE_TABLE, choice, site_options};
 use table::{Table, import_stream, is_table};
@@ -352,11 +353,103 @@ fn compare(
     call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
+/// Charger(options)
+/// --
+///
+/// The site of `options` with its tree read once, to charge parts of its job records apart
+/// (`charge`, a cluster's tasks) and finish their merged sums into the tree (`finish`): the same
+/// bits as `usage` on the whole record set. A part and a merged part are tables of exact sums
+/// (`sum_0`..`sum_3`), one row per association.
+#[pyclass(frozen, module = "fairshare._fairshare")]
+struct Charger {
+    site: Site,
+    input: fairshare::tree::TreeInput,
+}
+
+#[pymethods]
+impl Charger {
+    #[new]
+    #[pyo3(signature = (options = None))]
+    fn new(py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Charger> {
+        let mut call = Call::default();
+        let site = resolve(&mut call, options.as_ref())?;
+        let input = py.detach(|| site.tree_input());
+        let input = call.finish(py, input)?;
+        Ok(Charger { site, input })
+    }
+
+    /// The exact sums of the job records of `part`: a file in the records' format, or a table
+    /// of canonical records in memory (a partition of a dask.dataframe).
+    fn charge(&self, py: Python<'_>, part: &Bound<'_, PyAny>) -> PyResult<Table> {
+        let mut call = Call::default();
+        let path = if is_table(part)? {
+            let batches = import_stream(part, "part")?;
+            let spool = py.detach(|| Spool::write(&batches, "<jobs table>"));
+            let spool = call.finish_err(spool)?;
+            call.spool(spool)
+        } else {
+            part.extract::<PathBuf>()
+                .map_err(|_| usage_error("part: expected a path or a table with __arrow_c_stream__".into()))?
+        };
+        let parquet = self.site.usage.as_ref().is_some_and(|u| u.format == JobFormat::Parquet);
+        if call.spooled(Some(&path)) && !parquet {
+            return Err(usage_error("part: a table of records needs the site's jobs_format \"parquet\"".into()));
+        }
+        let batch = py.detach(|| self.site.charge_part(&self.input, &path).map(|p| p.to_batch()));
+        call.finish(py, batch).and_then(|b| Table::one(py, b))
+    }
+
+    /// The tree's columns (as `usage` returns them) with the merged `parts` written in.
+    fn finish(&self, py: Python<'_>, parts: Vec<Bound<'_, PyAny>>) -> PyResult<Table> {
+        let call = Call::default();
+        let merged = merged_parts(py, &parts)?;
+        let batch = py.detach(|| {
+            let mut input = self.input.clone();
+            let jobs = self.site.usage.as_ref().map(|u| u.jobs.clone()).unwrap_or_default();
+            merged.finish(&mut input, &jobs)?;
+            Ok(records_to_batch(&input.records))
+        });
+        call.finish(py, batch).and_then(|b| Table::one(py, b))
+    }
+}
+
+/// The parts (tables of exact sums) merged into one.
+fn merged_parts(py: Python<'_>, parts: &[Bound<'_, PyAny>]) -> PyResult<PartialUsage> {
+    let call = Call::default();
+    let mut batches = Vec::new();
+    for (k, part) in parts.iter().enumerate() {
+        let what = format!("part {k}");
+        batches.extend(import_stream(part, &what)?.into_iter().map(|b| (what.clone(), b)));
+    }
+    let merged = py.detach(|| {
+        let mut parts = batches.iter().map(|(what, b)| PartialUsage::from_batch(b, what));
+        let mut total = parts.next().ok_or_else(|| fairshare::Error::Usage("no parts to merge".into()))??;
+        for part in parts {
+            total.merge(&part?)?;
+        }
+        Ok(total)
+    });
+    call.finish(py, merged)
+}
+
+/// merge_parts(parts)
+/// --
+///
+/// Parts of a charge (tables of exact sums, from `Charger.charge` or earlier merges) merged into
+/// one, in any grouping and order with the same result.
+#[pyfunction]
+fn merge_parts(py: Python<'_>, parts: Vec<Bound<'_, PyAny>>) -> PyResult<Table> {
+    let merged = merged_parts(py, &parts)?;
+    Table::one(py, merged.to_batch())
+}
+
 /// The native part of the `fairshare` package.
 #[pymodule]
 fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FairshareError", m.py().get_type::<FairshareError>())?;
     m.add_class::<Table>()?;
+    m.add_class::<Charger>()?;
+    m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
     m.add_function(wrap_pyfunction!(read_tree, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;
     m.add_function(wrap_pyfunction!(usage, m)?)?;

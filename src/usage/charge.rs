@@ -532,10 +532,19 @@ pub struct PartialUsage {
 impl PartialUsage {
     /// Adds another part's usage and counts.
     ///
-    /// # Panics
-    /// If the parts were charged into different trees (their row counts differ).
-    pub fn merge(&mut self, other: &PartialUsage) {
-        assert_eq!(self.sums.len(), other.sums.len(), "parts of one tree");
+    /// # Errors
+    /// The parts were charged into different trees, or one keeps the sums at the last pass's
+    /// start and the other does not (different decay models); `self` is then unchanged.
+    pub fn merge(&mut self, other: &PartialUsage) -> Result<()> {
+        if self.sums.len() != other.sums.len() || self.pass_start.is_some() != other.pass_start.is_some() {
+            return Err(Error::Usage(format!(
+                "parts of different charges cannot be merged: {} and {} associations, {} and {} pass-start sums",
+                self.sums.len(),
+                other.sums.len(),
+                if self.pass_start.is_some() { "with" } else { "without" },
+                if other.pass_start.is_some() { "with" } else { "without" },
+            )));
+        }
         self.sums.iter_mut().zip(&other.sums).for_each(|(m, t)| m.merge(t));
         if let (Some(mine), Some(theirs)) = (&mut self.pass_start, &other.pass_start) {
             mine.iter_mut().zip(theirs).for_each(|(m, t)| m.merge(t));
@@ -550,6 +559,7 @@ impl PartialUsage {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        Ok(())
     }
 
     /// Writes the usage into the user associations of `input` (the tree input the parts were

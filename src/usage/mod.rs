@@ -18,6 +18,7 @@ pub mod flux_db;
 pub mod flux_records;
 pub mod history;
 mod lines;
+mod partial;
 pub mod records;
 pub mod reset;
 pub mod sacct;
@@ -94,7 +95,7 @@ pub fn charge_jobs(
 /// let model = DecayModel::Exact(ExactDecay { half_life: 7 * 86_400, now: 1_767_830_400, reset: None });
 /// let part = |p: &str| charge_part(&input, Path::new(p), JobFormat::Parquet, None, None, model, None);
 /// let mut total = part("day=2/jobs.parquet")?;
-/// total.merge(&part("day=1/jobs.parquet")?);
+/// total.merge(&part("day=1/jobs.parquet")?)?;
 /// total.finish(&mut input, Path::new("jobs"))?;
 /// # Ok::<(), fairshare::Error>(())
 /// ```

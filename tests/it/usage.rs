@@ -792,7 +792,7 @@ fn parts_charged_apart_and_merged_in_any_order_equal_the_whole() {
             let mut partials: Vec<_> = files.iter().rev().map(|f| resolved.charge_part(&input, f).unwrap()).collect();
             let mut total = partials.remove(partials.len() / 2);
             for p in &partials {
-                total.merge(p);
+                total.merge(p).unwrap();
             }
             let report = total.finish(&mut input, &site.path("jobs.parquet")).unwrap();
             assert_eq!(bits(&input), bits(&whole), "{decay:?} {algorithm:?}, {parts} parts");

@@ -1,0 +1,100 @@
+"""Usage on Dask: a Parquet record set charged one task per file, the parts' exact sums
+tree-reduced, the same bits as :func:`fairshare.usage` on the whole set on one machine.
+
+Each task charges one file with the engine (``fairshare._fairshare.Charger``): the site's options,
+the tree included, are scattered to the workers once, and each worker reads the tree once and
+keeps it for all its tasks. A task returns the exact sums of its file (four 64-bit limbs per
+association, a few tens of bytes per association); pairs of them are merged by further tasks
+until one is left, which the client writes into the tree. Integer sums do not depend on how the
+records were cut into files, on the order the tasks finish or merge, nor on the worker count.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from . import _fairshare, _frame, _options
+
+__all__ = ["usage", "record_files"]
+
+# Per worker process: the charger of each scattered site, built on its first task.
+_CHARGERS: dict[str, _fairshare.Charger] = {}
+
+
+def record_files(records) -> list[str]:
+    """The Parquet files of ``records``: a file, a glob, a directory (searched recursively, as a
+    hive-partitioned dataset such as ``year=/month=/day=`` is laid out), or a list of those.
+    Sorted, so the task list is the same on every run (the result does not depend on it)."""
+    if isinstance(records, (list, tuple)):
+        files = [f for r in records for f in record_files(r)]
+    else:
+        text = os.fspath(records)
+        if os.path.isdir(text):
+            files = [str(p) for p in Path(text).rglob("*.parquet") if p.is_file()]
+        elif any(c in text for c in "*?["):
+            files = [f for f in _glob.glob(text, recursive=True) if os.path.isfile(f)]
+        else:
+            files = [text]
+    if not files:
+        raise _fairshare.FairshareError(f"{records}: no Parquet files of job records")
+    return sorted(set(files))
+
+
+def _charger(site_key: str, options: dict) -> _fairshare.Charger:
+    charger = _CHARGERS.get(site_key)
+    if charger is None:
+        charger = _CHARGERS[site_key] = _fairshare.Charger(options)
+    return charger
+
+
+def _charge(part, site_key: str, options: dict) -> pa.Table:
+    # A file's path, or a dask.dataframe partition (pandas) as Arrow.
+    if not isinstance(part, str):
+        part = pa.Table.from_pandas(part, preserve_index=False)
+    return pa.table(_charger(site_key, options).charge(part))
+
+
+def _merge(*parts: pa.Table) -> pa.Table:
+    return pa.table(_fairshare.merge_parts(list(parts)))
+
+
+def usage(records, tree, *, client=None, now, fan_in: int = 8, **options) -> pl.DataFrame:
+    """What :func:`fairshare.usage` returns for ``tree`` and the job records ``records`` (Parquet:
+    a path, a glob, a hive-partitioned directory, a list; or a ``dask.dataframe`` of canonical
+    records), charged one task per file (or partition) on ``client`` (default: the current Dask
+    client), the parts merged ``fan_in`` at a time. ``options`` are :func:`fairshare.usage`'s (``decay``
+    ``slurm`` or ``exact``, ``half_life``, ``slurm_conf``, ``qos``, ...); the files of
+    ``slurm_conf`` and ``qos`` and a tree given as a path must be readable by the workers."""
+    from dask.distributed import get_client
+
+    client = client or get_client()
+    frame = hasattr(records, "to_delayed") and hasattr(records, "npartitions")
+    files = [] if frame else record_files(records)
+    # The site's job records are Parquet; `jobs` only names them in messages.
+    site = _options(options, tree=tree, now=now, jobs=files[0] if files else "<dask.dataframe>",
+                    jobs_format="parquet")
+    site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
+    if "tree" in site and hasattr(site["tree"], "__arrow_c_stream__"):
+        site["tree"] = pa.table(site["tree"])  # picklable, shipped once
+    site_key = f"fairshare-site-{id(site)}-{os.getpid()}"
+    [shared] = client.scatter([site], broadcast=True, hash=False)  # a fresh key: an equal site scattered by
+    # an earlier call may be being released
+    if frame:
+        from dask import delayed
+
+        tasks = [delayed(_charge)(p, site_key, shared) for p in records.to_delayed()]
+        parts = client.compute(tasks)
+    else:
+        parts = client.map(_charge, files, site_key=site_key, options=shared, pure=False)
+    held = list(parts)  # every level's futures stay referenced until the merge is done
+    while len(parts) > 1:
+        parts = [client.submit(_merge, *parts[i:i + fan_in], pure=False) for i in range(0, len(parts), fan_in)]
+        held.extend(parts)
+    merged = parts[0].result()
+    del held
+    return _frame(_charger(site_key, site).finish([merged]))

@@ -1,0 +1,98 @@
+"""`fairshare.dask.usage` on a local cluster of two worker processes: a record set split into a
+hive-partitioned dataset, in any file order and any grouping, gives the bits the command gives
+for the unsplit file."""
+
+import random
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import fairshare
+import fairshare.dask
+
+from helpers import NOW, SEED, cli_parquet
+
+distributed = pytest.importorskip("distributed")
+
+SITE = dict(slurm_conf=SEED / "slurm.conf", qos=SEED / "qos.txt")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """The seed site's records as one Parquet file, and split into 32 files of a
+    year=/month=/day= dataset (each file a slice of the whole history)."""
+    root = tmp_path_factory.mktemp("records")
+    jobs = pl.read_csv(SEED / "jobs.csv", infer_schema=False).with_columns(pl.col("job_id").cast(pl.UInt64))
+    whole = root / "whole.parquet"
+    jobs.write_parquet(whole)
+    dataset = root / "dataset"
+    for k in range(32):
+        part = dataset / "year=2026" / f"month={1 + k // 16:02d}" / f"day={1 + k % 16:02d}"
+        part.mkdir(parents=True)
+        jobs.filter(pl.int_range(pl.len()) % 32 == k).write_parquet(part / "jobs.parquet")
+    return whole, dataset
+
+
+@pytest.mark.parametrize("decay", ["slurm", "exact"])
+def test_a_split_dataset_gives_the_commands_bits(client, records, tmp_path, decay):
+    whole, dataset = records
+    expected = cli_parquet(tmp_path, "usage", "--tree", str(SEED / "tree.csv"), "--jobs", str(whole),
+                           "--slurm-conf", str(SITE["slurm_conf"]), "--qos", str(SITE["qos"]), "--now", NOW,
+                           "--decay", decay)
+    assert expected["usage"].sum() > 0
+    files = fairshare.dask.record_files(dataset)
+    assert len(files) == 32
+    shuffled = files[:]
+    random.Random(7).shuffle(shuffled)
+    for given in [dataset, str(dataset / "**" / "*.parquet"), shuffled]:
+        got = fairshare.dask.usage(given, SEED / "tree.csv", client=client, now=NOW, decay=decay, **SITE)
+        assert_frame_equal(got, expected)
+    # The same on the whole file and on regroupings of the rows into 3 and 7 files.
+    assert_frame_equal(fairshare.dask.usage(whole, SEED / "tree.csv", client=client, now=NOW, decay=decay, **SITE),
+                       expected)
+    jobs = pl.read_parquet(whole)
+    for parts in [3, 7]:
+        paths = []
+        for k in range(parts):
+            path = tmp_path / f"regrouped-{parts}-{k}.parquet"
+            jobs.filter(pl.int_range(pl.len()) % parts == k).write_parquet(path)
+            paths.append(path)
+        got = fairshare.dask.usage(paths, SEED / "tree.csv", client=client, now=NOW, decay=decay, fan_in=2, **SITE)
+        assert_frame_equal(got, expected)
+    # And as the single machine's Python call.
+    assert_frame_equal(fairshare.usage(SEED / "tree.csv", whole, now=NOW, decay=decay, **SITE), expected)
+
+
+def test_a_dask_dataframe_and_a_tree_in_memory(client, records):
+    import dask.dataframe as dd
+
+    whole, _ = records
+    expected = fairshare.usage(SEED / "tree.csv", whole, now=NOW, **SITE)
+    frame = dd.from_pandas(pl.read_parquet(whole).to_pandas(), npartitions=5)
+    tree = fairshare.read_tree(SEED / "tree.csv")
+    assert_frame_equal(fairshare.dask.usage(frame, tree, client=client, now=NOW, **SITE), expected)
+
+
+def test_a_bad_file_fails_the_job_naming_the_file_and_row(client, records, tmp_path):
+    _, dataset = records
+    files = fairshare.dask.record_files(dataset)
+    bad = tmp_path / "bad.parquet"
+    pl.read_parquet(files[5]).with_columns(
+        pl.when(pl.int_range(pl.len()) == 3).then(pl.lit("never")).otherwise(pl.col("start")).alias("start")
+    ).write_parquet(bad)
+    with pytest.raises(fairshare.FairshareError, match=rf"^{bad}:4: "):
+        fairshare.dask.usage(files[:5] + [bad], SEED / "tree.csv", client=client, now=NOW, **SITE)
+
+
+def test_flux_decays_cannot_be_split(client, records):
+    _, dataset = records
+    with pytest.raises(fairshare.FairshareError, match="flux's decays replay the records in time order"):
+        fairshare.dask.usage(dataset, SEED / "tree.csv", client=client, now=NOW, decay="flux-clean")

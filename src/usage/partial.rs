@@ -1,0 +1,133 @@
+//! A [`PartialUsage`] as an Arrow record batch, to ship between processes (a cluster's tasks):
+//! one row per record of the tree input, the four limbs of its exact sum (and of its sum at the
+//! last pass's start, when kept), the counts in the schema's metadata.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
+
+use super::PartialUsage;
+use super::exact_sum::ExactSum;
+use crate::{Error, Result};
+
+/// The counts kept in the metadata, by name.
+const COUNTS: [&str; 4] = ["records", "charged", "not_started", "unmatched"];
+
+impl PartialUsage {
+    /// The part as a record batch: columns `sum_0`..`sum_3` (and `pass_start_0`..`_3`), least
+    /// significant limb first; the counts and the first unmatched record in the metadata.
+    pub fn to_batch(&self) -> RecordBatch {
+        let limbs = |sums: &[ExactSum], name: &str| -> Vec<(Field, ArrayRef)> {
+            (0..4)
+                .map(|k| {
+                    let values = UInt64Array::from_iter_values(sums.iter().map(|s| s.limbs()[k]));
+                    (Field::new(format!("{name}_{k}"), DataType::UInt64, false), Arc::new(values) as ArrayRef)
+                })
+                .collect()
+        };
+        let mut columns = limbs(&self.sums, "sum");
+        if let Some(p) = &self.pass_start {
+            columns.extend(limbs(p, "pass_start"));
+        }
+        let r = &self.report;
+        let mut meta: HashMap<String, String> = COUNTS
+            .iter()
+            .zip([r.records, r.charged, r.not_started, r.unmatched])
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        if let Some((job, line)) = r.first_unmatched {
+            meta.insert("first_unmatched".into(), format!("{job} {line}"));
+        }
+        let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = columns.into_iter().unzip();
+        RecordBatch::try_new(Arc::new(Schema::new_with_metadata(fields, meta)), arrays).expect("columns built to match")
+    }
+
+    /// The part [`PartialUsage::to_batch`] made; `source` names it in errors.
+    ///
+    /// # Errors
+    /// A missing or mistyped column, or counts that do not read.
+    pub fn from_batch(batch: &RecordBatch, source: &str) -> Result<PartialUsage> {
+        let bad = |what: String| Error::input(source, None, format!("not a partial usage: {what}"));
+        let limbs = |name: &str| -> Result<Option<Vec<ExactSum>>> {
+            let columns: Vec<Option<&ArrayRef>> =
+                (0..4).map(|k| batch.column_by_name(&format!("{name}_{k}"))).collect();
+            if columns.iter().all(Option::is_none) {
+                return Ok(None);
+            }
+            let columns = columns
+                .into_iter()
+                .enumerate()
+                .map(|(k, c)| match c {
+                    Some(c) if c.data_type() == &DataType::UInt64 && c.null_count() == 0 => {
+                        Ok(c.as_primitive::<UInt64Type>())
+                    }
+                    _ => Err(bad(format!("column {name}_{k} missing or not non-null UInt64"))),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Some(
+                (0..batch.num_rows())
+                    .map(|i| ExactSum::from_limbs([0, 1, 2, 3].map(|k| columns[k].value(i))))
+                    .collect(),
+            ))
+        };
+        let meta = batch.schema().metadata().clone();
+        let count = |k: &str| -> Result<u64> {
+            meta.get(k).and_then(|v| v.parse().ok()).ok_or_else(|| bad(format!("no count {k:?} in the metadata")))
+        };
+        let first_unmatched = match meta.get("first_unmatched") {
+            None => None,
+            Some(v) => {
+                let parsed = v.split_once(' ').and_then(|(j, l)| Some((j.parse().ok()?, l.parse().ok()?)));
+                Some(parsed.ok_or_else(|| bad(format!("first_unmatched {v:?}")))?)
+            }
+        };
+        Ok(PartialUsage {
+            sums: limbs("sum")?.ok_or_else(|| bad("no sum_0..sum_3 columns".into()))?,
+            pass_start: limbs("pass_start")?,
+            report: super::ChargeReport {
+                records: count("records")?,
+                charged: count("charged")?,
+                not_started: count("not_started")?,
+                unmatched: count("unmatched")?,
+                first_unmatched,
+                pass_start: None,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_survives_its_batch() {
+        let mut sums = vec![ExactSum::default(); 3];
+        sums[1].add(1.5e20).unwrap();
+        sums[2].add(3e-30).unwrap();
+        let part = PartialUsage {
+            sums: sums.clone(),
+            pass_start: Some(sums),
+            report: super::super::ChargeReport {
+                records: 9,
+                charged: 7,
+                not_started: 1,
+                unmatched: 1,
+                first_unmatched: Some((42, 5)),
+                pass_start: None,
+            },
+        };
+        assert_eq!(PartialUsage::from_batch(&part.to_batch(), "t").unwrap(), part);
+        let without = PartialUsage { pass_start: None, ..part };
+        assert_eq!(PartialUsage::from_batch(&without.to_batch(), "t").unwrap(), without);
+    }
+
+    #[test]
+    fn a_batch_that_is_not_a_part_is_refused() {
+        let batch = RecordBatch::try_from_iter([("x", Arc::new(UInt64Array::from(vec![1])) as ArrayRef)]).unwrap();
+        let e = PartialUsage::from_batch(&batch, "<part>").unwrap_err();
+        assert_eq!(e.to_string(), "<part>: not a partial usage: no sum_0..sum_3 columns");
+    }
+}
