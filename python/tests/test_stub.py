@@ -8,6 +8,7 @@ from helpers import ROOT
 USER_CODE = '''
 import datetime
 import fairshare
+import fairshare.dask
 
 fairshare.compute("tree.csv", algorithm="classic", jobs="jobs.csv", now=datetime.date(2026, 1, 8))
 fairshare.usage("tree.csv", "jobs.csv", now=1_767_830_400, billing={"gpu": "CPU=1.0,GRES/gpu=8.0"})
@@ -15,6 +16,7 @@ fairshare.score("tree.csv", "pending.csv", priority="flux", now="2026-01-08")
 fairshare.history("tree.csv", "jobs.csv", every="1d", start="2026-01-01", end="2026-01-08")
 result = fairshare.run(half_life="14-0", set_shares={"chemistry": 500, "bob@physics": "parent"})
 result["associations"].height
+fairshare.dask.usage("records/", "tree.csv", now="2026-01-08", decay="exact", slurm_conf="slurm.conf")
 '''
 
 
