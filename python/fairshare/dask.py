@@ -20,10 +20,11 @@ import pyarrow as pa
 
 from . import _fairshare, _frame, _options
 
-__all__ = ["usage", "record_files"]
+__all__ = ["usage", "score", "record_files"]
 
-# Per worker process: the charger of each scattered site, built on its first task.
+# Per worker process: the charger or scorer of each scattered site, built on its first task.
 _CHARGERS: dict[str, _fairshare.Charger] = {}
+_SCORERS: dict[str, _fairshare.Scorer] = {}
 
 
 def record_files(records) -> list[str]:
@@ -98,3 +99,40 @@ def usage(records, tree, *, client=None, now, fan_in: int = 8, **options) -> pl.
     merged = parts[0].result()
     del held
     return _frame(_charger(site_key, site).finish([merged]))
+
+
+def _score(part: str, out: str, site_key: str, options: dict) -> str:
+    scorer = _SCORERS.get(site_key)
+    if scorer is None:
+        scorer = _SCORERS[site_key] = _fairshare.Scorer(options)
+    scorer.score_to(part, out)
+    return out
+
+
+def score(pending, tree, *, out, client=None, **options) -> list[str]:
+    """Scores a partitioned pending queue (Parquet: a path, a glob, a hive-partitioned directory
+    or a list) with Slurm's formula against the fair-share of ``tree``, one task per file, each
+    writing ``out/part-NNNNN.parquet`` (the columns of ``fairshare score --out``), parts numbered
+    in the sorted order of the input files: read in that order they are the rows the whole queue
+    gives. ``tree`` carries the usage (the table :func:`usage` returns, or its file): every
+    worker computes the factors from it once, and every worker's are the same bits. ``out`` must
+    not exist yet (it is created; nothing of yours is overwritten). ``options`` are
+    :func:`fairshare.score`'s (``slurm_conf`` required, ``qos``, ``now``, ``algorithm``, ...).
+    Returns the files written."""
+    from dask.distributed import get_client
+
+    client = client or get_client()
+    files = record_files(pending)
+    out = Path(out)
+    if os.path.lexists(out):
+        raise _fairshare.FairshareError(f"{out}: already exists; give a new directory for the scored parts")
+    out.mkdir(parents=True)
+    site = _options(options, tree=tree, pending=files[0], pending_format="parquet")
+    site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
+    if hasattr(site.get("tree"), "__arrow_c_stream__"):
+        site["tree"] = pa.table(site["tree"])
+    site_key = f"fairshare-scorer-{id(site)}-{os.getpid()}"
+    [shared] = client.scatter([site], broadcast=True, hash=False)
+    outs = [str(out / f"part-{k:05d}.parquet") for k in range(len(files))]
+    tasks = client.map(_score, files, outs, site_key=site_key, options=shared, pure=False)
+    return client.gather(tasks)

@@ -8,6 +8,11 @@ from typing_extensions import Unpack
 
 from . import _Base, _Pass, _Path
 
+class _ScoreDaskOptions(_Base, _Pass, total=False):
+    now: Any
+    slurm_conf: _Path
+    qos: _Path
+
 class _DaskOptions(_Base, _Pass, total=False):
     decay: str
     half_life: str
@@ -16,7 +21,7 @@ class _DaskOptions(_Base, _Pass, total=False):
 
 _Records = Union[str, PathLike[str], Sequence[Union[str, PathLike[str]]], Any]
 
-__all__ = ["usage", "record_files"]
+__all__ = ["usage", "score", "record_files"]
 
 def record_files(records: _Records) -> list[str]: ...
 def usage(
@@ -28,3 +33,11 @@ def usage(
     fan_in: int = 8,
     **options: Unpack[_DaskOptions],
 ) -> pl.DataFrame: ...
+def score(
+    pending: _Records,
+    tree: Any,
+    *,
+    out: Union[str, PathLike[str]],
+    client: Any = None,
+    **options: Unpack[_ScoreDaskOptions],
+) -> list[str]: ...

@@ -413,6 +413,40 @@ impl Charger {
     }
 }
 
+/// Scorer(options)
+/// --
+///
+/// The site of `options` with its fair-share computed once (the tree as given, its usage
+/// included: the factor table every part is scored against), to score parts of a pending queue
+/// apart, each into its own Parquet file (`score_to`): a cluster's tasks.
+#[pyclass(frozen, module = "fairshare._fairshare")]
+struct Scorer {
+    site: Site,
+    tree: fairshare::tree::AssocTree,
+    fair_share: fairshare::pass::FairShare,
+}
+
+#[pymethods]
+impl Scorer {
+    #[new]
+    #[pyo3(signature = (options = None))]
+    fn new(py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Scorer> {
+        let mut call = Call::default();
+        let site = resolve(&mut call, options.as_ref())?;
+        let computed = py.detach(|| site.fair_share(&call).map(|(tree, fs, _)| (tree, fs)));
+        let (tree, fair_share) = call.finish(py, computed)?;
+        Ok(Scorer { site, tree, fair_share })
+    }
+
+    /// Scores the pending jobs of `part` (a file) with Slurm's formula into the Parquet file
+    /// `out` (written atomically: nothing is there until it is whole).
+    fn score_to(&self, py: Python<'_>, part: PathBuf, out: PathBuf) -> PyResult<()> {
+        let call = Call::default();
+        let done = py.detach(|| self.site.score_part_to_parquet(&self.tree, &self.fair_share, &part, &out, &call));
+        call.finish(py, done)
+    }
+}
+
 /// The parts (tables of exact sums) merged into one.
 fn merged_parts(py: Python<'_>, parts: &[Bound<'_, PyAny>]) -> PyResult<PartialUsage> {
     let call = Call::default();
@@ -449,6 +483,7 @@ fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FairshareError", m.py().get_type::<FairshareError>())?;
     m.add_class::<Table>()?;
     m.add_class::<Charger>()?;
+    m.add_class::<Scorer>()?;
     m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
     m.add_function(wrap_pyfunction!(read_tree, m)?)?;
     m.add_function(wrap_pyfunction!(compute, m)?)?;

@@ -96,3 +96,29 @@ def test_flux_decays_cannot_be_split(client, records):
     _, dataset = records
     with pytest.raises(fairshare.FairshareError, match="flux's decays replay the records in time order"):
         fairshare.dask.usage(dataset, SEED / "tree.csv", client=client, now=NOW, decay="flux-clean")
+
+
+def test_a_partitioned_queue_scores_as_the_whole(client, tmp_path):
+    """The queue split into files, scored a file per task against the tree with its usage: the
+    parts, read in order, are the command's `score --out` rows."""
+    args = dict(slurm_conf=SEED / "slurm.conf", qos=SEED / "qos.txt", now=NOW)
+    tree = fairshare.usage(SEED / "tree.csv", SEED / "jobs.csv", **args)  # the factor table's source
+    tree_file = tmp_path / "tree.parquet"
+    tree.write_parquet(tree_file)
+    pending = pl.read_csv(SEED / "pending.csv", infer_schema=False)
+    queue = tmp_path / "queue"
+    queue.mkdir()
+    for k in range(5):
+        pending.filter(pl.int_range(pl.len()) // 30 == k).write_parquet(queue / f"{k}.parquet")
+    expected = cli_parquet(tmp_path, "score", "--tree", str(tree_file), "--pending", str(SEED / "pending.csv"),
+                           "--slurm-conf", str(args["slurm_conf"]), "--qos", str(args["qos"]), "--now", NOW)
+    out = tmp_path / "scored"
+    written = fairshare.dask.score(queue, tree, out=out, client=client, **args)
+    assert [p.rsplit("/", 1)[1] for p in written] == [f"part-{k:05d}.parquet" for k in range(5)]
+    assert_frame_equal(pl.concat([pl.read_parquet(p) for p in written]), expected)
+    # A directory already there is the user's: refused, untouched.
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("mine")
+    with pytest.raises(fairshare.FairshareError, match="already exists"):
+        fairshare.dask.score(queue, tree, out=tmp_path / "mine", client=client, **args)
+    assert (tmp_path / "mine" / "keep.txt").read_text() == "mine"

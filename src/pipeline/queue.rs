@@ -182,6 +182,30 @@ impl Site {
         let prio = SlurmPriority::new(conf, self.qos.as_ref(), self.now);
         score_streamed(&prio, tree, fs, pending, observer, sink).map(|()| true)
     }
+
+    /// One part of a pending queue (`part`, a file in the queue's format, detected unless the
+    /// site names it) scored with Slurm's formula against `fs` into the Parquet file `out`, as
+    /// [`score_to_parquet`]: a partitioned queue scored a part per task writes the rows the
+    /// whole queue would, part by part.
+    ///
+    /// # Errors
+    /// No slurm.conf (the weights), or as [`score_to_parquet`].
+    pub fn score_part_to_parquet(
+        &self,
+        tree: &AssocTree,
+        fs: &FairShare,
+        part: &Path,
+        out: &Path,
+        observer: &dyn Observer,
+    ) -> Result<()> {
+        let conf = self
+            .slurm_conf
+            .as_ref()
+            .ok_or_else(|| Error::Usage("scoring needs a slurm.conf (the priority weights)".into()))?;
+        let prio = SlurmPriority::new(conf, self.qos.as_ref(), self.now);
+        let pending = PendingSource { path: part.to_path_buf(), format: self.pending.as_ref().and_then(|p| p.format) };
+        score_to_parquet(&prio, self.now, tree, fs, &pending, out, observer)
+    }
 }
 
 /// Jobs per slice of a streamed score: about one Parquet row group of rows.
