@@ -122,3 +122,37 @@ def test_a_partitioned_queue_scores_as_the_whole(client, tmp_path):
     with pytest.raises(fairshare.FairshareError, match="already exists"):
         fairshare.dask.score(queue, tree, out=tmp_path / "mine", client=client, **args)
     assert (tmp_path / "mine" / "keep.txt").read_text() == "mine"
+
+
+def test_a_worker_killed_mid_run_changes_nothing(records, tmp_path):
+    """One worker process killed while the parts are charged: Dask reruns what it held on the
+    other worker (and on the restarted one, which reads the tree again), and the usage is the
+    same bits."""
+    import os
+    import signal
+    import threading
+    import time
+
+    whole, _ = records
+    jobs = pl.read_parquet(whole)
+    many = pl.concat([jobs] * 100)  # 1.5·10^5 records: long enough to kill a worker mid-run
+    files = []
+    for k in range(40):
+        path = tmp_path / f"many-{k:02d}.parquet"
+        many.filter(pl.int_range(pl.len()) % 40 == k).write_parquet(path)
+        files.append(path)
+    many_file = tmp_path / "many.parquet"
+    many.write_parquet(many_file)
+    expected = fairshare.usage(SEED / "tree.csv", many_file, now=NOW, **SITE)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        pids = list(client.run(os.getpid).values())
+        killer = threading.Timer(0.3, os.kill, (pids[0], signal.SIGKILL))
+        killer.start()
+        started = time.perf_counter()
+        got = fairshare.dask.usage(files, SEED / "tree.csv", client=client, now=NOW, **SITE)
+        killer.join()
+        took = time.perf_counter() - started
+        assert pids[0] not in client.run(os.getpid).values(), "the worker was killed"
+    assert_frame_equal(got, expected)
+    print(f"charged in {took:.2f} s across a killed worker")
