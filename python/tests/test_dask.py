@@ -55,6 +55,9 @@ def test_a_split_dataset_gives_the_commands_bits(client, records, tmp_path, deca
     for given in [dataset, str(dataset / "**" / "*.parquet"), shuffled]:
         got = fairshare.dask.usage(given, SEED / "tree.csv", client=client, now=NOW, decay=decay, **SITE)
         assert_frame_equal(got, expected)
+    # And so the same fair-share: factors and ranks, for each algorithm.
+    for algorithm in ["fair-tree", "classic"]:
+        assert_frame_equal(fairshare.compute(got, algorithm=algorithm), fairshare.compute(expected, algorithm=algorithm))
     # The same on the whole file and on regroupings of the rows into 3 and 7 files.
     assert_frame_equal(fairshare.dask.usage(whole, SEED / "tree.csv", client=client, now=NOW, decay=decay, **SITE),
                        expected)
@@ -156,3 +159,28 @@ def test_a_worker_killed_mid_run_changes_nothing(records, tmp_path):
         assert pids[0] not in client.run(os.getpid).values(), "the worker was killed"
     assert_frame_equal(got, expected)
     print(f"charged in {took:.2f} s across a killed worker")
+
+
+def test_the_readme_spark_partition_function_without_spark():
+    """The README's Spark example, its `charge` taken from the README and fed Arrow batches as
+    mapInArrow would: the parts, serialized and merged, give `usage`'s bits."""
+    import pyarrow as pa
+
+    from helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("- **Spark** can run the same partition function", 1)[1].split("```python\n", 1)[1]
+    example = example.split("```", 1)[0]
+    code = "\n".join(line[2:] for line in example.splitlines())  # the list item's indent
+    charge_def = code.split("def charge(batches):", 1)[1].split("rows = ", 1)[0]
+    site = {"tree": str(SEED / "tree.csv"), "now": NOW, "jobs": "spark", "jobs_format": "parquet",
+            "slurm_conf": str(SEED / "slurm.conf")}
+    scope = {"pa": pa, "fs": fairshare._fairshare, "site": site}
+    exec("def charge(batches):" + charge_def, scope)
+    jobs = pl.read_csv(SEED / "jobs.csv", infer_schema=False).with_columns(pl.col("job_id").cast(pl.UInt64))
+    rows = [b.column(0)[0].as_py() for b in scope["charge"](jobs.to_arrow().to_batches(max_chunksize=100))]
+    parts = [pa.ipc.open_stream(r).read_all() for r in rows]
+    usage = fairshare._frame(fairshare._fairshare.Charger(site).finish(parts))
+    assert len(parts) == -(-jobs.height // 100)  # one part per batch
+    assert_frame_equal(usage, fairshare.usage(SEED / "tree.csv", SEED / "jobs.csv", now=NOW,
+                                              slurm_conf=SEED / "slurm.conf"))
