@@ -44,7 +44,7 @@ def main() -> None:
     site = dict(slurm_conf=args.data / "slurm.conf", qos=args.data / "qos.txt")
     tree = args.data / "tree.parquet"
     with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         for decay in ["exact", "slurm"]:
             out = args.data / "cli.parquet"
             start = time.perf_counter()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import uuid
 from pathlib import Path
 
 import polars as pl
@@ -22,9 +23,19 @@ from . import _fairshare, _frame, _options
 
 __all__ = ["usage", "score", "record_files"]
 
-# Per worker process: the charger or scorer of each scattered site, built on its first task.
+# Per worker process: the charger or scorer of each call's site (by the call's unique key), built
+# on the call's first task there; the last few are kept, so a worker does not hold every tree.
+_KEEP = 2
 _CHARGERS: dict[str, _fairshare.Charger] = {}
 _SCORERS: dict[str, _fairshare.Scorer] = {}
+
+
+def _cached(cache: dict, key: str, make):
+    if key not in cache:
+        while len(cache) >= _KEEP:
+            del cache[next(iter(cache))]
+        cache[key] = make()
+    return cache[key]
 
 
 def record_files(records) -> list[str]:
@@ -47,10 +58,7 @@ def record_files(records) -> list[str]:
 
 
 def _charger(site_key: str, options: dict) -> _fairshare.Charger:
-    charger = _CHARGERS.get(site_key)
-    if charger is None:
-        charger = _CHARGERS[site_key] = _fairshare.Charger(options)
-    return charger
+    return _cached(_CHARGERS, site_key, lambda: _fairshare.Charger(options))
 
 
 def _charge(part, site_key: str, options: dict) -> pa.Table:
@@ -82,7 +90,7 @@ def usage(records, tree, *, client=None, now, fan_in: int = 8, **options) -> pl.
     site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
     if "tree" in site and hasattr(site["tree"], "__arrow_c_stream__"):
         site["tree"] = pa.table(site["tree"])  # picklable, shipped once
-    site_key = f"fairshare-site-{id(site)}-{os.getpid()}"
+    site_key = f"fairshare-site-{uuid.uuid4()}"  # one per call: workers never mix two calls' sites
     [shared] = client.scatter([site], broadcast=True, hash=False)  # a fresh key: an equal site scattered by
     # an earlier call may be being released
     if frame:
@@ -102,10 +110,7 @@ def usage(records, tree, *, client=None, now, fan_in: int = 8, **options) -> pl.
 
 
 def _score(part: str, out: str, site_key: str, options: dict) -> str:
-    scorer = _SCORERS.get(site_key)
-    if scorer is None:
-        scorer = _SCORERS[site_key] = _fairshare.Scorer(options)
-    scorer.score_to(part, out)
+    _cached(_SCORERS, site_key, lambda: _fairshare.Scorer(options)).score_to(part, out)
     return out
 
 
@@ -131,7 +136,7 @@ def score(pending, tree, *, out, client=None, **options) -> list[str]:
     site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
     if hasattr(site.get("tree"), "__arrow_c_stream__"):
         site["tree"] = pa.table(site["tree"])
-    site_key = f"fairshare-scorer-{id(site)}-{os.getpid()}"
+    site_key = f"fairshare-scorer-{uuid.uuid4()}"
     [shared] = client.scatter([site], broadcast=True, hash=False)
     outs = [str(out / f"part-{k:05d}.parquet") for k in range(len(files))]
     tasks = client.map(_score, files, outs, site_key=site_key, options=shared, pure=False)

@@ -21,7 +21,7 @@ SITE = dict(slurm_conf=SEED / "slurm.conf", qos=SEED / "qos.txt")
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -148,7 +148,7 @@ def test_a_worker_killed_mid_run_changes_nothing(records, tmp_path):
     many.write_parquet(many_file)
     expected = fairshare.usage(SEED / "tree.csv", many_file, now=NOW, **SITE)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         pids = list(client.run(os.getpid).values())
         killer = threading.Timer(0.3, os.kill, (pids[0], signal.SIGKILL))
         killer.start()
@@ -185,3 +185,16 @@ def test_the_readme_spark_partition_function_without_spark():
     assert len(parts) == len(batches) > 1  # one part per batch
     assert_frame_equal(usage, fairshare.usage(SEED / "tree.csv", SEED / "jobs.csv", now=NOW,
                                               slurm_conf=SEED / "slurm.conf"))
+
+
+def test_calls_one_after_another_never_share_a_site(client, records):
+    """Workers keep each call's site: the next call, with other options, gets its own."""
+    _, dataset = records
+    for _ in range(3):
+        for decay, half_life in [("slurm", "7-0"), ("exact", "7-0"), ("exact", "28-0")]:
+            got = fairshare.dask.usage(dataset, SEED / "tree.csv", client=client, now=NOW, decay=decay,
+                                       half_life=half_life, **SITE)
+            whole = fairshare.dask.record_files(dataset)
+            expected = fairshare.usage(SEED / "tree.csv", pl.concat([pl.read_parquet(f) for f in whole]), now=NOW,
+                                       decay=decay, half_life=half_life, **SITE)
+            assert got["usage"].to_list() == expected["usage"].to_list(), (decay, half_life)
