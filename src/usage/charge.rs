@@ -67,6 +67,20 @@ pub struct ChargeReport {
     pub pass_start: Option<Vec<f64>>,
 }
 
+impl ChargeReport {
+    /// Adds the counts of another part of the same records. The first unmatched record is the
+    /// one on the earliest line (ties: the lower job id), whatever order the parts come in: for
+    /// parts of one file, the first in the file.
+    pub fn add_counts(&mut self, other: &ChargeReport) {
+        self.records += other.records;
+        self.charged += other.charged;
+        self.not_started += other.not_started;
+        self.unmatched += other.unmatched;
+        self.first_unmatched =
+            [self.first_unmatched, other.first_unmatched].into_iter().flatten().min_by_key(|&(job, line)| (line, job));
+    }
+}
+
 /// Bytes of a (user, account) pair stored inside the table's bucket: a lookup of a short pair
 /// then touches one cache line instead of following two pointers.
 const INLINE_PAIR: usize = 46;
@@ -202,14 +216,16 @@ impl<'a> ChargeContext<'a> {
 
     /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
-        let sums = || Tally::Sums(vec![ExactSum::default(); self.rows]);
+        let sums = || vec![ExactSum::default(); self.rows];
         UsageCharger {
             ctx: self,
-            tally: sums(),
-            pass_start: self.pass_start_model().map(|_| sums()),
+            part: PartialUsage {
+                sums: sums(),
+                pass_start: self.pass_start_model().map(|_| sums()),
+                report: ChargeReport::default(),
+            },
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
-            report: ChargeReport::default(),
         }
     }
 
@@ -221,17 +237,10 @@ impl<'a> ChargeContext<'a> {
         }
     }
 
-    /// A charger for one part of a parallel read (a block of lines, a row group), whose sums
-    /// [`UsageCharger::absorb`] adds to the total. The sums are exact, so the total is the same
-    /// bits however the input is cut into parts, and in whatever order the parts are absorbed.
-    pub fn worker(&self) -> UsageCharger<'_, 'a> {
-        self.charger()
-    }
-
     /// Charges a wave of consecutive parts of an input (row groups, blocks of lines) in
-    /// parallel: the first straight into `total`, whose charges it continues in file order, the
-    /// others into [`worker`](Self::worker)s added to `total` afterwards, in order. Only parts
-    /// after the first keep logs, so an input read as one part (or on one thread) logs nothing.
+    /// parallel: the first straight into `total`, the others into chargers of their own
+    /// added to `total` afterwards (in file order, for the report's first unmatched record; the
+    /// sums are exact, so their order does not matter).
     ///
     /// # Errors
     /// The first failing part's error, in file order.
@@ -247,7 +256,7 @@ impl<'a> ChargeContext<'a> {
             || {
                 rest.par_iter()
                     .map(|part| {
-                        let mut worker = self.worker();
+                        let mut worker = self.charger();
                         charge(part, &mut worker).map(|()| worker)
                     })
                     .collect::<Vec<_>>()
@@ -264,67 +273,13 @@ impl<'a> ChargeContext<'a> {
 /// Resolves, bills and decays job records into per-association raw usage; one per worker.
 pub struct UsageCharger<'c, 'a> {
     ctx: &'c ChargeContext<'a>,
-    tally: Tally,
-    /// The usage at the start of the last pass, when the model keeps it (classic under Slurm's
-    /// decay).
-    pass_start: Option<Tally>,
+    /// What it charged: exact sums per association and the counts.
+    part: PartialUsage,
     /// Per partition: its billing weights' index and the billing of each TRES string seen, before
     /// the QOS factor (jobs repeat shapes).
     partitions: StrMap<PartitionBills>,
     /// Usage factor per QOS name seen.
     qos_factors: StrMap<f64>,
-    report: ChargeReport,
-}
-
-/// Where a charger puts the usage it charges. Sums are exact ([`ExactSum`]), so they do not
-/// depend on the order charges arrive in, nor on how the records were cut into parts.
-enum Tally {
-    /// Per association (record) row, summed as charged.
-    Sums(Vec<ExactSum>),
-    /// (row, usage) pairs: usage a model computed itself ([`UsageCharger::set_usage`]).
-    Log(Vec<(u32, f64)>),
-}
-
-impl Tally {
-    /// Adds a charge already checked to be in [`ExactSum`]'s range ([`summable_usage`]).
-    fn add(&mut self, row: u32, usage: f64) {
-        match self {
-            Tally::Sums(sums) => {
-                let added = sums[row as usize].add(usage);
-                debug_assert!(added.is_ok(), "charges are checked by summable_usage");
-            }
-            Tally::Log(log) => log.push((row, usage)),
-        }
-    }
-
-    /// Adds another tally's charges.
-    fn absorb(&mut self, other: Tally) {
-        match other {
-            Tally::Log(log) => log.into_iter().for_each(|(row, u)| self.add(row, u)),
-            Tally::Sums(theirs) => match self {
-                Tally::Sums(mine) => mine.iter_mut().zip(&theirs).for_each(|(m, t)| m.merge(t)),
-                // A log taking in sums becomes sums.
-                Tally::Log(log) => {
-                    let log = std::mem::take(log);
-                    *self = Tally::Sums(theirs);
-                    log.into_iter().for_each(|(row, u)| self.add(row, u));
-                }
-            },
-        }
-    }
-
-    /// The per-row sums.
-    fn into_sums(self, rows: usize) -> Vec<ExactSum> {
-        match self {
-            Tally::Sums(sums) => sums,
-            Tally::Log(log) => {
-                let mut sums = Tally::Sums(vec![ExactSum::default(); rows]);
-                sums.absorb(Tally::Log(log));
-                let Tally::Sums(sums) = sums else { unreachable!("made as sums") };
-                sums
-            }
-        }
-    }
 }
 
 struct PartitionBills {
@@ -343,10 +298,10 @@ impl UsageCharger<'_, '_> {
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
         if let Some((row, start, bill)) = self.resolve(job, path)? {
             let usage = summable_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
-            self.tally.add(row, usage);
-            if let (Some(tally), Some(d)) = (&mut self.pass_start, self.ctx.pass_start_model()) {
+            add(&mut self.part.sums, row, usage);
+            if let (Some(sums), Some(d)) = (&mut self.part.pass_start, self.ctx.pass_start_model()) {
                 let before = d.job_usage_at_last_pass_start(start, job.end, bill);
-                tally.add(row, summable_usage(before, job, bill, path)?);
+                add(sums, row, summable_usage(before, job, bill, path)?);
             }
         }
         Ok(())
@@ -360,7 +315,7 @@ impl UsageCharger<'_, '_> {
     /// not define, a QOS missing from the QOS dump, a bad TRES string, or a billing that is not a
     /// finite number, naming the record's line.
     pub fn resolve(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<(u32, i64, f64)>> {
-        self.report.records += 1;
+        self.part.report.records += 1;
         // Readers of binary times (Parquet, SWF offsets, a flux DB) check no range: every record
         // passes here.
         for (what, t) in [("start", job.start), ("end", job.end)] {
@@ -369,14 +324,14 @@ impl UsageCharger<'_, '_> {
             }
         }
         let Some(start) = job.start else {
-            self.report.not_started += 1;
+            self.part.report.not_started += 1;
             return Ok(None);
         };
         let pair = PairRef { user: job.user, account: job.account };
         let row = self.ctx.pairs.get(&pair).and_then(|a| a.find(job.partition));
         let Some(row) = row else {
-            self.report.unmatched += 1;
-            self.report.first_unmatched.get_or_insert((job.job_id, job.line));
+            self.part.report.unmatched += 1;
+            self.part.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
         };
         let (billable, factor) = (self.bill(job, path)?, self.usage_factor(job, path)?);
@@ -394,24 +349,42 @@ impl UsageCharger<'_, '_> {
                 ),
             ));
         }
-        self.report.charged += 1;
+        self.part.report.charged += 1;
         Ok(Some((row, start, bill)))
     }
 
     /// Replaces the accumulated usage (one value per record), for models that derive it from
     /// their own per-association state.
     ///
+    /// # Errors
+    /// A value the exact sums cannot hold (negative, not finite, [`USAGE_LIMIT`] or more),
+    /// naming its record of the tree input; the usage is then unchanged.
+    ///
     /// # Panics
     /// If `usage` does not have one value per record.
-    pub fn set_usage(&mut self, usage: Vec<f64>) {
+    pub fn set_usage(&mut self, usage: Vec<f64>) -> Result<()> {
         assert_eq!(usage.len(), self.ctx.rows, "one usage value per record");
-        self.tally = Tally::Log(usage.into_iter().enumerate().map(|(row, u)| (row as u32, u)).collect());
-        self.pass_start = None;
+        let sums = usage
+            .iter()
+            .enumerate()
+            .map(|(row, &u)| {
+                ExactSum::of(u).map_err(|_| {
+                    Error::Usage(format!(
+                        "the usage of record {} of the tree is {u}, not a number from 0 to the {USAGE_LIMIT:e} \
+                         billing-seconds fairshare sums exactly",
+                        row + 1
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.part.sums = sums;
+        self.part.pass_start = None;
+        Ok(())
     }
 
     /// The counts alone, for callers that keep their own usage.
     pub fn finish_report(self) -> ChargeReport {
-        self.report
+        self.part.report
     }
 
     fn bill(&mut self, job: &JobRef<'_>, path: &Path) -> Result<f64> {
@@ -478,18 +451,7 @@ impl UsageCharger<'_, '_> {
 
     /// Adds another worker's usage and counts into this one, in any order: the sums are exact.
     pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
-        self.tally.absorb(other.tally);
-        if let (Some(mine), Some(theirs)) = (&mut self.pass_start, other.pass_start) {
-            mine.absorb(theirs);
-        }
-        let (r, o) = (&mut self.report, other.report);
-        r.records += o.records;
-        r.charged += o.charged;
-        r.not_started += o.not_started;
-        r.unmatched += o.unmatched;
-        if r.first_unmatched.is_none() {
-            r.first_unmatched = o.first_unmatched;
-        }
+        self.part.add(&other.part);
     }
 
     /// Writes the charged usage into the user associations of `input` (the one the context was
@@ -505,12 +467,7 @@ impl UsageCharger<'_, '_> {
     /// What this charger summed, apart from its context: a part of a record set's usage, to
     /// merge with the other parts' ([`PartialUsage::merge`]).
     pub fn into_partial(self) -> PartialUsage {
-        let rows = self.ctx.rows;
-        PartialUsage {
-            sums: self.tally.into_sums(rows),
-            pass_start: self.pass_start.map(|t| t.into_sums(rows)),
-            report: self.report,
-        }
+        self.part
     }
 }
 
@@ -545,21 +502,19 @@ impl PartialUsage {
                 if other.pass_start.is_some() { "with" } else { "without" },
             )));
         }
-        self.sums.iter_mut().zip(&other.sums).for_each(|(m, t)| m.merge(t));
-        if let (Some(mine), Some(theirs)) = (&mut self.pass_start, &other.pass_start) {
-            mine.iter_mut().zip(theirs).for_each(|(m, t)| m.merge(t));
-        }
-        let (r, o) = (&mut self.report, &other.report);
-        r.records += o.records;
-        r.charged += o.charged;
-        r.not_started += o.not_started;
-        r.unmatched += o.unmatched;
-        // The first in record order whatever the merge order: the smallest (job, line) seen.
-        r.first_unmatched = match (r.first_unmatched, o.first_unmatched) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.add(other);
         Ok(())
+    }
+
+    /// Adds a part of the same shape (a worker of the same charge).
+    fn add(&mut self, other: &PartialUsage) {
+        let sum =
+            |mine: &mut [ExactSum], theirs: &[ExactSum]| mine.iter_mut().zip(theirs).for_each(|(m, t)| m.merge(t));
+        sum(&mut self.sums, &other.sums);
+        if let (Some(mine), Some(theirs)) = (&mut self.pass_start, &other.pass_start) {
+            sum(mine, theirs);
+        }
+        self.report.add_counts(&other.report);
     }
 
     /// Writes the usage into the user associations of `input` (the tree input the parts were
@@ -624,6 +579,12 @@ pub(crate) fn finite_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path)
 /// `x` for a message: as is, or in exponent form from 10^15 on (a 1e308 has 309 digits).
 fn shown(x: f64) -> String {
     if x.abs() < 1e15 { x.to_string() } else { format!("{x:e}") }
+}
+
+/// Adds a charge already checked to be in [`ExactSum`]'s range ([`summable_usage`]).
+fn add(sums: &mut [ExactSum], row: u32, usage: f64) {
+    let added = sums[row as usize].add(usage);
+    debug_assert!(added.is_ok(), "charges are checked by summable_usage");
 }
 
 /// The largest usage, in billing-seconds, fairshare sums exactly ([`ExactSum`]'s 2^96).

@@ -135,7 +135,7 @@ pub fn charge_flux_records(
         }
     };
     let mut charged = ctx.charger();
-    charged.set_usage(usage);
+    charged.set_usage(usage)?;
     charged.finish(input, path)?;
     Ok(report)
 }

@@ -59,9 +59,9 @@ pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 
 /// Streams the job records of `path` into [`UsageCharger`]s for the user associations of `input`,
 /// and writes the charged raw usage into them. Parquet row groups and blocks of CSV or sacct lines
-/// are charged in parallel, each by its own worker, whose charges are added up in file order: the
-/// sums are those of a sequential read, bit for bit, whatever the thread count, the row groups or
-/// the format. `progress`, if given, hears `(done, total)` after each wave.
+/// are charged in parallel, each by its own worker; the sums are exact ([`exact_sum`]), so they are
+/// the same bits whatever the thread count, the row groups, the record order or the format.
+/// `progress`, if given, hears `(done, total)` after each wave.
 ///
 /// # Errors
 /// A malformed record or one the charger rejects (unknown partition or QOS, a time out of range,
