@@ -220,11 +220,7 @@ impl Site {
     /// No slurm.conf (the weights), or the queue cannot be read.
     pub fn score(&self, tree: &AssocTree, fs: &FairShare, observer: &dyn Observer) -> Result<Option<Queue>> {
         let Some(pending) = &self.pending else { return Ok(None) };
-        let conf = self
-            .slurm_conf
-            .as_ref()
-            .ok_or_else(|| Error::Usage("--pending needs --slurm-conf (the priority weights)".into()))?;
-        Queue::slurm(conf, self.qos.as_ref(), self.now, tree, fs, pending, observer).map(Some)
+        Queue::slurm(self.priority_conf()?, self.qos.as_ref(), self.now, tree, fs, pending, observer).map(Some)
     }
 
     /// The whole run: usage, fair-share, priorities, timed per stage; `describe_inputs`

@@ -162,6 +162,21 @@ impl Site {
 }
 
 impl Site {
+    /// slurm.conf, whose weights Slurm's formula needs.
+    ///
+    /// # Errors
+    /// The site has none.
+    pub(crate) fn priority_conf(&self) -> Result<&SlurmConf> {
+        self.slurm_conf
+            .as_ref()
+            .ok_or_else(|| Error::Usage("--pending needs --slurm-conf (the priority weights)".into()))
+    }
+
+    /// Slurm's formula with the site's weights, QOS and evaluation time.
+    fn slurm_priority(&self) -> Result<SlurmPriority<'_>> {
+        Ok(SlurmPriority::new(self.priority_conf()?, self.qos.as_ref(), self.now))
+    }
+
     /// The pending queue scored with Slurm's formula against `fs`, streamed into `sink` a slice
     /// of rows at a time ([`score_streamed`]); false when the site has no queue.
     ///
@@ -175,12 +190,7 @@ impl Site {
         sink: &mut (dyn FnMut(RecordBatch) -> Result<()> + Send),
     ) -> Result<bool> {
         let Some(pending) = &self.pending else { return Ok(false) };
-        let conf = self
-            .slurm_conf
-            .as_ref()
-            .ok_or_else(|| Error::Usage("--pending needs --slurm-conf (the priority weights)".into()))?;
-        let prio = SlurmPriority::new(conf, self.qos.as_ref(), self.now);
-        score_streamed(&prio, tree, fs, pending, observer, sink).map(|()| true)
+        score_streamed(&self.slurm_priority()?, tree, fs, pending, observer, sink).map(|()| true)
     }
 
     /// One part of a pending queue (`part`, a file in the queue's format, detected unless the
@@ -189,7 +199,7 @@ impl Site {
     /// whole queue would, part by part.
     ///
     /// # Errors
-    /// No slurm.conf (the weights), or as [`score_to_parquet`].
+    /// No slurm.conf (the weights: `--pending needs --slurm-conf`), or as [`score_to_parquet`].
     pub fn score_part_to_parquet(
         &self,
         tree: &AssocTree,
@@ -198,13 +208,8 @@ impl Site {
         out: &Path,
         observer: &dyn Observer,
     ) -> Result<()> {
-        let conf = self
-            .slurm_conf
-            .as_ref()
-            .ok_or_else(|| Error::Usage("scoring needs a slurm.conf (the priority weights)".into()))?;
-        let prio = SlurmPriority::new(conf, self.qos.as_ref(), self.now);
         let pending = PendingSource { path: part.to_path_buf(), format: self.pending.as_ref().and_then(|p| p.format) };
-        score_to_parquet(&prio, self.now, tree, fs, &pending, out, observer)
+        score_to_parquet(&self.slurm_priority()?, self.now, tree, fs, &pending, out, observer)
     }
 }
 
