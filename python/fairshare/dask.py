@@ -61,6 +61,18 @@ def _charger(site_key: str, options: dict) -> _fairshare.Charger:
     return _cached(_CHARGERS, site_key, lambda: _fairshare.Charger(options))
 
 
+def _scatter(client, site: dict):
+    """The site as the workers get it (paths as text, a tree in memory as a pyarrow Table), its
+    key for the workers' caches (one per call: they never mix two calls' sites), and its future,
+    sent to every worker once. The scatter takes a fresh key too: an equal site scattered by an
+    earlier call may still be being released."""
+    site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
+    if hasattr(site.get("tree"), "__arrow_c_stream__"):
+        site["tree"] = pa.table(site["tree"])  # picklable, shipped once
+    [shared] = client.scatter([site], broadcast=True, hash=False)
+    return site, f"fairshare-site-{uuid.uuid4()}", shared
+
+
 def _charge(part, site_key: str, options: dict) -> pa.Table:
     # A file's path, or a dask.dataframe partition (pandas) as Arrow.
     if not isinstance(part, str):
@@ -87,12 +99,7 @@ def usage(records, tree, *, client=None, now, fan_in: int = 8, **options) -> pl.
     # The site's job records are Parquet; `jobs` only names them in messages.
     site = _options(options, tree=tree, now=now, jobs=files[0] if files else "<dask.dataframe>",
                     jobs_format="parquet")
-    site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
-    if "tree" in site and hasattr(site["tree"], "__arrow_c_stream__"):
-        site["tree"] = pa.table(site["tree"])  # picklable, shipped once
-    site_key = f"fairshare-site-{uuid.uuid4()}"  # one per call: workers never mix two calls' sites
-    [shared] = client.scatter([site], broadcast=True, hash=False)  # a fresh key: an equal site scattered by
-    # an earlier call may be being released
+    site, site_key, shared = _scatter(client, site)
     if frame:
         from dask import delayed
 
@@ -133,11 +140,7 @@ def score(pending, tree, *, out, client=None, **options) -> list[str]:
         raise _fairshare.FairshareError(f"{out}: already exists; give a new directory for the scored parts")
     out.mkdir(parents=True)
     site = _options(options, tree=tree, pending=files[0], pending_format="parquet")
-    site = {k: (os.fspath(v) if isinstance(v, os.PathLike) else v) for k, v in site.items()}
-    if hasattr(site.get("tree"), "__arrow_c_stream__"):
-        site["tree"] = pa.table(site["tree"])
-    site_key = f"fairshare-scorer-{uuid.uuid4()}"
-    [shared] = client.scatter([site], broadcast=True, hash=False)
+    _, site_key, shared = _scatter(client, site)
     outs = [str(out / f"part-{k:05d}.parquet") for k in range(len(files))]
     tasks = client.map(_score, files, outs, site_key=site_key, options=shared, pure=False)
     return client.gather(tasks)

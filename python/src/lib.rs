@@ -33,9 +33,9 @@ use fairshare::usage::{JobFormat, PartialUsage};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use call::{Call, Spool};
+use call::Call;
 use errors::{FairshareError, usage_error};
-use options::{TREE_TABLE, choice, site_options};
+use options::{TREE_TABLE, choice, file_or_table, site_options};
 use table::{Table, import_stream, is_table};
 
 /// The site of `options`, resolved.
@@ -382,15 +382,7 @@ impl Charger {
     /// of canonical records in memory (a partition of a dask.dataframe).
     fn charge(&self, py: Python<'_>, part: &Bound<'_, PyAny>) -> PyResult<Table> {
         let mut call = Call::default();
-        let path = if is_table(part)? {
-            let batches = import_stream(part, "part")?;
-            let spool = py.detach(|| Spool::write(&batches, "<jobs table>"));
-            let spool = call.finish_err(spool)?;
-            call.spool(spool)
-        } else {
-            part.extract::<PathBuf>()
-                .map_err(|_| usage_error("part: expected a path or a table with __arrow_c_stream__".into()))?
-        };
+        let path = file_or_table(&mut call, "part", part, "<jobs table>")?;
         let parquet = self.site.usage.as_ref().is_some_and(|u| u.format == JobFormat::Parquet);
         if call.spooled(Some(&path)) && !parquet {
             return Err(usage_error("part: a table of records needs the site's jobs_format \"parquet\"".into()));

@@ -160,7 +160,7 @@ fn flag(key: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// A path, or a table in memory spooled to a private Parquet file named `label` in errors.
-fn file_or_table(call: &mut Call, key: &str, value: &Bound<'_, PyAny>, label: &'static str) -> PyResult<PathBuf> {
+pub fn file_or_table(call: &mut Call, key: &str, value: &Bound<'_, PyAny>, label: &'static str) -> PyResult<PathBuf> {
     if !is_table(value)? {
         return value.extract::<PathBuf>().map_err(|_| kind(key, "a path or a table with __arrow_c_stream__", value));
     }
