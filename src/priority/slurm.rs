@@ -487,7 +487,9 @@ fn job_size_factor(sp: &SlurmPriority<'_>, min_nodes: u32, cpu_cnt: u32, time_li
         js /= f64::from(cpus);
         if sp.favor_small { 1.0 - js } else { js }
     } else if sp.favor_small {
-        let mut js = f64::from(nodes.wrapping_sub(min_nodes)) / f64::from(nodes);
+        // A job asking for at least every node gets no node term; the CPU term below still
+        // wraps in Slurm's unsigned arithmetic when it asks for more CPUs than the cluster has.
+        let mut js = if nodes > min_nodes { f64::from(nodes - min_nodes) / f64::from(nodes) } else { 0.0 };
         if cpu_cnt != 0 {
             js += f64::from(cpus.wrapping_sub(cpu_cnt)) / f64::from(cpus);
             js /= 2.0;
@@ -632,6 +634,17 @@ mod tests {
         assert_eq!(age_factor(302_400, 0, 604_800), 0.5);
         // A difference beyond u32 wraps as in Slurm's uint32_t.
         assert_eq!(age_factor(1 << 32, 0, 604_800), 0.0);
+    }
+
+    #[test]
+    fn favor_small_node_term_is_zero_when_a_job_asks_for_every_node() {
+        let conf = SlurmConf { cluster_cpus: 40, node_count: 10, priority_favor_small: true, ..SlurmConf::default() };
+        let sp = SlurmPriority::new(&conf, None, 0);
+        // (10 - 2)/10 for the nodes, (40 - 8)/40 for the CPUs, averaged.
+        assert_eq!(job_size_factor(&sp, 2, 8, 60), (0.8 + 0.8) / 2.0);
+        // More nodes than the cluster has: no node term (not a wrapped, saturated one).
+        assert_eq!(job_size_factor(&sp, 20, 20, 60), (0.0 + 0.5) / 2.0);
+        assert_eq!(job_size_factor(&sp, 10, 0, 60), 0.0);
     }
 
     #[test]

@@ -195,9 +195,13 @@ impl PendingJobs {
             self.account.truncate(account_at);
             return Err(err("user and account must be single names".into()));
         }
+        let part_at = self.part_ids.len();
         raw.partition.push_ids(&mut self.names, &mut self.part_ids);
+        keep_first_of_each(&mut self.part_ids, part_at);
         self.part_offsets.push(self.part_ids.len() as u32);
+        let qos_at = self.qos_ids.len();
         raw.qos.push_ids(&mut self.names, &mut self.qos_ids);
+        keep_first_of_each(&mut self.qos_ids, qos_at);
         self.qos_offsets.push(self.qos_ids.len() as u32);
         self.submit_time.push(raw.submit);
         self.accrue_time.push(raw.accrue);
@@ -227,6 +231,21 @@ impl PendingJobs {
     }
 }
 
+/// Drops the repeats among `ids[from..]`, keeping each name's first place: slurmctld keeps a
+/// partition (or QOS) named twice in a job's list once (`batch,batch` is `batch`), so a job never
+/// has two rows with the same (partition, QOS). Lists are a few names long: a quadratic scan.
+fn keep_first_of_each(ids: &mut Vec<u32>, from: usize) {
+    let mut end = from;
+    for i in from..ids.len() {
+        let id = ids[i];
+        if !ids[from..end].contains(&id) {
+            ids[end] = id;
+            end += 1;
+        }
+    }
+    ids.truncate(end);
+}
+
 /// The TRES the scorer needs, as text, and a reusable buffer for one job's counts.
 pub(super) struct KeptTres {
     pub(super) names: Vec<String>,
@@ -236,5 +255,20 @@ pub(super) struct KeptTres {
 impl KeptTres {
     pub(super) fn new(keep: &[Tres]) -> Self {
         KeptTres { names: keep.iter().map(Tres::to_string).collect(), counts: vec![0; keep.len()] }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_first_of_each;
+
+    #[test]
+    fn repeated_names_are_kept_once_in_first_order() {
+        let mut ids = vec![9, 3, 1, 3, 2, 1, 3];
+        keep_first_of_each(&mut ids, 1);
+        assert_eq!(ids, [9, 3, 1, 2]);
+        let mut single = vec![4, 4];
+        keep_first_of_each(&mut single, 0);
+        assert_eq!(single, [4]);
     }
 }
