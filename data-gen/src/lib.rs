@@ -103,6 +103,7 @@ pub fn generate_tree(spec: &TreeSpec) -> TreeInput {
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     }
 }
 
@@ -242,7 +243,18 @@ fn record(
     shares: Shares,
     usage: f64,
 ) -> AssocRecord {
-    AssocRecord { id, parent_id, account, user, partition: None, shares, usage, priority: None, line: id }
+    AssocRecord {
+        id,
+        parent_id,
+        account,
+        user,
+        partition: None,
+        shares,
+        usage,
+        priority: None,
+        grp_tres_mins: None,
+        line: id,
+    }
 }
 
 /// Number of accounts, root included: about 10% of the associations, at least the root, and

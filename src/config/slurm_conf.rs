@@ -34,7 +34,7 @@ use super::flags::PriorityFlags;
 use super::hostlist::HostList;
 use super::read_text;
 use super::time::{TimeLimit, parse_time};
-use super::tres::{Tres, TresCounts, TresWeights, billable, parse_tres_weights};
+use super::tres::{Tres, TresCounts, TresWeights, billable, parse_tres_weights, tracked_tres};
 use crate::error::{Error, Result};
 
 /// More nodes than any cluster has; bounds memory when a typo such as `node[0-9999999999]` is read.
@@ -221,6 +221,8 @@ pub struct SlurmConf {
     pub fair_share_dampening_factor: u16,
     /// `AccountingStorageEnforce`.
     pub accounting_storage_enforce: AccountingEnforce,
+    /// `AccountingStorageTRES`: the TRES tracked besides the eight built-in ones.
+    pub accounting_storage_tres: Vec<Tres>,
     /// `GresTypes`.
     pub gres_types: Vec<String>,
     /// `Licenses`, as `license/NAME` counts.
@@ -260,6 +262,7 @@ impl Default for SlurmConf {
             priority_favor_small: false,
             fair_share_dampening_factor: 1,
             accounting_storage_enforce: AccountingEnforce::default(),
+            accounting_storage_tres: Vec::new(),
             gres_types: Vec::new(),
             licenses: TresCounts::new(),
             nodes: Vec::new(),
@@ -276,6 +279,17 @@ impl SlurmConf {
     /// The partition named `name` (partition names are case-sensitive).
     pub fn partition(&self, name: &str) -> Option<&Partition> {
         self.partitions.iter().find(|p| p.name == name)
+    }
+
+    /// The TRES slurmctld tracks and sshare prints: the built-in ones, `AccountingStorageTRES`,
+    /// and every TRES a `TRESBillingWeights` or `PriorityWeightTRES` names (slurmctld refuses a
+    /// weight on a TRES it does not track), in Slurm's TRES order.
+    pub fn tracked_tres(&self) -> Vec<Tres> {
+        let weights =
+            self.partitions.iter().filter_map(|p| p.billing_weights.as_ref()).chain(&self.priority_weight_tres);
+        tracked_tres(
+            self.accounting_storage_tres.iter().cloned().chain(weights.flat_map(|w| w.iter().map(|(t, _)| t.clone()))),
+        )
     }
 
     /// The default partition: the last one with `Default=YES`, as slurmctld keeps it.
@@ -615,6 +629,7 @@ fn set_scalar(conf: &mut SlurmConf, key: &str, v: &Value) -> Result<bool> {
     let weight = |t: &str| parse_unsigned(t, u32::MAX.into(), true, true).map(|w| w as u32);
     match key {
         "accountingstorageenforce" => conf.accounting_storage_enforce = v.parse(AccountingEnforce::parse)?,
+        "accountingstoragetres" => conf.accounting_storage_tres = v.parse(parse_tres_list)?,
         "clustername" => conf.cluster_name = Some(v.text.to_ascii_lowercase()),
         "fairsharedampeningfactor" => conf.fair_share_dampening_factor = v.parse(parse_dampening)?,
         "grestypes" => {
@@ -787,6 +802,11 @@ fn gres_count(text: &str) -> Result<u64, String> {
         _ => return Err(bad()),
     };
     number.parse::<u64>().ok().and_then(|n| n.checked_mul(1 << shift)).ok_or_else(bad)
+}
+
+/// `AccountingStorageTRES`: a comma list of TRES names (`gres/gpu,license/lic,bb/cray`).
+fn parse_tres_list(text: &str) -> Result<Vec<Tres>, String> {
+    text.split(',').map(str::trim).filter(|t| !t.is_empty()).map(Tres::parse).collect()
 }
 
 /// `Licenses=name[:count],...` (also `name*count`, `;` between items); count defaults to 1.

@@ -105,6 +105,28 @@ pub fn parse_time(text: &str) -> Result<TimeLimit, String> {
     Ok(TimeLimit::Minutes(((seconds + 59) / 60) as u32))
 }
 
+/// A job record's time limit (sacct's `Timelimit`, a canonical record's `time_limit`) as Slurm
+/// keeps it: minutes, [`INFINITE`] when unlimited; `None` when the record does not say (empty,
+/// `Partition_Limit`, `Unknown`).
+///
+/// # Errors
+/// Text that is none of these and not a Slurm time.
+///
+/// # Example
+/// ```
+/// use fairshare::config::time::{INFINITE, job_time_limit};
+/// assert_eq!(job_time_limit("1-00:00:00"), Ok(Some(1440)));
+/// assert_eq!(job_time_limit("UNLIMITED"), Ok(Some(INFINITE)));
+/// assert_eq!(job_time_limit("Partition_Limit"), Ok(None));
+/// ```
+pub fn job_time_limit(text: &str) -> Result<Option<u32>, String> {
+    let t = text.trim();
+    if t.is_empty() || ["Partition_Limit", "Unknown", "None"].iter().any(|u| t.eq_ignore_ascii_case(u)) {
+        return Ok(None);
+    }
+    parse_time(t).map(|l| Some(l.slurm_minutes()))
+}
+
 /// The seconds of a count with a unit (`30s`, `15m`, `6h`, `14d`, `2w`); `None` for anything else.
 fn short_duration(text: &str) -> Option<Result<i64, String>> {
     let t = text.trim();

@@ -171,6 +171,28 @@ impl fmt::Display for Tres {
     }
 }
 
+/// The eight TRES slurmctld always tracks, in its TRES order.
+pub const BUILTIN_TRES: [Tres; 8] =
+    [Tres::CPU, Tres::MEM, Tres::ENERGY, Tres::NODE, Tres::BILLING, Tres::FS_DISK, Tres::VMEM, Tres::PAGES];
+
+/// The TRES a cluster tracks: the eight built-in ones and `listed` (its `AccountingStorageTRES`,
+/// the TRES its weights name, ...), once each, in Slurm's TRES order. This is the list sshare's
+/// TRES columns print, every TRES in it (`cpu=0,mem=0,...`).
+///
+/// # Example
+/// ```
+/// use fairshare::config::{Tres, tres::tracked_tres};
+/// let names: Vec<String> =
+///     tracked_tres([Tres::license("lic"), Tres::gres("gpu"), Tres::CPU]).iter().map(Tres::to_string).collect();
+/// assert_eq!(names.join(","), "cpu,mem,energy,node,billing,fs/disk,vmem,pages,gres/gpu,license/lic");
+/// ```
+pub fn tracked_tres(listed: impl IntoIterator<Item = Tres>) -> Vec<Tres> {
+    let mut all: Vec<Tres> = BUILTIN_TRES.into_iter().chain(listed).collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
 /// A TRES vector: a value per TRES, kept in Slurm's TRES order; a TRES that is absent is 0.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TresMap<T> {

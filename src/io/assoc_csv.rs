@@ -1,4 +1,5 @@
-//! `assoc-csv`: `id,parent_id,account,user,shares,usage[,partition][,priority]`, rows in any order.
+//! `assoc-csv`: `id,parent_id,account,user,shares,usage[,partition][,priority][,grp_tres_mins]`, rows
+//! in any order. `grp_tres_mins` is a quoted TRES list (`"cpu=60000,gres/gpu=600"`), empty for none.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,6 +34,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         (need("id")?, need("parent_id")?, need("account")?, need("user")?, need("shares")?, need("usage")?);
     let c_partition = col.get("partition").copied();
     let c_priority = col.get("priority").copied();
+    let c_grp_tres_mins = col.get("grp_tres_mins").copied();
 
     let mut records = Vec::new();
     for (i, line) in lines {
@@ -75,6 +77,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             shares: parse_shares(&f[c_shares]).map_err(err)?,
             usage: parse_usage(&f[c_usage]).map_err(err)?,
             priority,
+            grp_tres_mins: text_opt(c_grp_tres_mins),
             line: line_no,
         });
     }
@@ -83,5 +86,6 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     })
 }

@@ -65,6 +65,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             shares: Shares::Value(shares),
             usage,
             priority: None,
+            grp_tres_mins: None,
             line: line_no,
         });
         if is_bank {
@@ -80,5 +81,6 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Input,
         account_usage: AccountUsage::Given,
+        tres: None,
     })
 }

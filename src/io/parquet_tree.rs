@@ -114,6 +114,7 @@ pub fn columns_from_batches(source: &Path, batches: &[RecordBatch]) -> Result<Tr
 /// The tree columns of the canonical arrays (in [`CANONICAL_TYPES`]' order), read from `source`.
 fn tree_columns(source: &Path, columns: [ArrayRef; 9]) -> TreeColumns {
     let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = columns;
+    let rows = id.len();
     TreeColumns {
         source: source.to_path_buf(),
         id: id.as_primitive().clone(),
@@ -125,6 +126,8 @@ fn tree_columns(source: &Path, columns: [ArrayRef; 9]) -> TreeColumns {
         parent_shares: parent_shares.as_boolean().clone(),
         usage: usage.as_primitive().clone(),
         priority: priority.as_primitive().clone(),
+        grp_tres_mins: arrow::array::StringArray::new_null(rows),
+        tres: None,
         lines: None,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
@@ -361,6 +364,7 @@ mod tests {
             shares,
             usage,
             priority: None,
+            grp_tres_mins: None,
             line: 0,
         }
     }

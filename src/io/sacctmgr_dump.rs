@@ -84,6 +84,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
                 let root = &mut records[0];
                 root.shares = opts.shares.unwrap_or(root.shares);
                 root.priority = opts.priority;
+                root.grp_tres_mins = opts.grp_tres_mins;
             }
             Kind::Parent => {
                 parent = *accounts.get(&entry.name).ok_or_else(|| {
@@ -110,6 +111,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
                 let id = records.len() as u64 + 1;
                 records.push(AssocRecord {
                     priority: opts.priority,
+                    grp_tres_mins: opts.grp_tres_mins,
                     ..AssocRecord::account(id, Some(parent_id), entry.name, shares, line_no)
                 });
             }
@@ -134,6 +136,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
                     shares: opts.shares.unwrap_or(Shares::Value(1)),
                     usage: 0.0,
                     priority: opts.priority,
+                    grp_tres_mins: opts.grp_tres_mins,
                     line: line_no,
                 });
             }
@@ -151,6 +154,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     })
 }
 
@@ -177,6 +181,8 @@ struct Options {
     shares: Option<Shares>,
     priority: Option<u32>,
     partition: Option<String>,
+    /// `GrpTRESMins` (or an older dump's `GrpCPUMins`, as `cpu=`).
+    grp_tres_mins: Option<String>,
 }
 
 impl Entry {
@@ -203,6 +209,8 @@ impl Entry {
                     });
                 }
                 "priority" => o.priority = Some(parse_count(key, value, "")? as u32),
+                "grptresmins" => o.grp_tres_mins = Some(value.to_string()).filter(|v| !v.is_empty()),
+                "grpcpumins" => o.grp_tres_mins = Some(format!("cpu={value}")).filter(|_| !value.is_empty()),
                 // Accounts have no partition; only user associations are per partition.
                 "partition" if self.kind == Kind::User => {
                     o.partition = Some(value.to_string()).filter(|p| !p.is_empty());

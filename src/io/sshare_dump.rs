@@ -1,7 +1,8 @@
 //! `sshare`: a dump made with `sshare -a -P` or `-p` (with or without `-l`, with a header line).
 //!
 //! The hierarchy comes from the leading spaces of the Account column (one per depth); Account,
-//! User, RawShares (a number or `parent`), RawUsage and, when printed (`-m`), Partition are used.
+//! User, RawShares (a number or `parent`), RawUsage and, when printed, Partition (`-m`) and
+//! GrpTRESMins (`-l`; an older Slurm's GrpCPUMins, as `cpu=`) are used.
 //! Rows get their line number as id.
 
 use std::collections::HashMap;
@@ -34,6 +35,8 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
     let (c_account, c_user, c_shares, c_usage) =
         (need("Account")?, need("User")?, need("RawShares")?, need("RawUsage")?);
     let c_partition = col.get("Partition").copied();
+    let c_grp_tres_mins = col.get("GrpTRESMins").copied();
+    let c_grp_cpu_mins = col.get("GrpCPUMins").copied();
     let width = [c_account, c_user, c_shares, c_usage].into_iter().max().unwrap_or(0) + 1;
 
     let mut records = Vec::new();
@@ -75,6 +78,9 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         };
         let partition =
             c_partition.and_then(|c| f.get(c)).map(|p| p.trim()).filter(|p| !p.is_empty()).map(str::to_string);
+        let field = |c: Option<usize>| c.and_then(|c| f.get(c)).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let grp_tres_mins =
+            field(c_grp_tres_mins).map(str::to_string).or_else(|| field(c_grp_cpu_mins).map(|m| format!("cpu={m}")));
         let id = line_no;
         if user.is_none() {
             open.truncate(depth);
@@ -89,6 +95,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             shares,
             usage: parse_usage(f[c_usage]).map_err(err)?,
             priority: None,
+            grp_tres_mins,
             line: line_no,
         });
     }
@@ -97,5 +104,6 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     })
 }

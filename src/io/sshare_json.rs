@@ -72,6 +72,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
             shares,
             usage: a.usage,
             priority: None,
+            grp_tres_mins: None,
             line: i as u64 + 1,
         });
     }
@@ -80,6 +81,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     })
 }
 

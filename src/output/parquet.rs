@@ -5,15 +5,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt32Array,
-    UInt64Array,
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, StructArray,
+    UInt32Array, UInt64Array,
 };
 use arrow::buffer::NullBuffer;
 use std::collections::HashSet;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Field, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, UInt32Type, UInt64Type,
+    ArrowPrimitiveType, DataType, Field, Fields, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, UInt32Type,
+    UInt64Type,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
@@ -30,7 +31,7 @@ use crate::jobs::PendingJobs;
 use crate::parallel::column;
 use crate::pass::{Algorithm, FairShare};
 use crate::priority::{NONE, Scores, Weights};
-use crate::tree::AssocTree;
+use crate::tree::{AssocTree, AssocTres};
 
 /// Version of the association Parquet schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: &str = "1";
@@ -71,7 +72,12 @@ pub fn into_association_batch(tree: &AssocTree, fs: FairShare) -> RecordBatch {
         ("rank", Arc::new(UInt32Array::new(fs.rank.into(), Some(rank_valid)))),
         ("fs_factor", Arc::new(opt(fs.fs_factor))),
         ("priority", col("priority")),
+        ("grp_tres_mins", Arc::new(tree.grp_tres_mins_column().clone())),
     ];
+    let mut columns = columns;
+    if let Some(t) = tree.tres().filter(|t| t.is_tracked()) {
+        columns.extend(tres_columns(t));
+    }
     let schema = Schema::new(
         columns
             .iter()
@@ -80,6 +86,34 @@ pub fn into_association_batch(tree: &AssocTree, fs: FairShare) -> RecordBatch {
     );
     RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())
         .expect("columns match their schema")
+}
+
+/// The per-TRES columns, each a struct with a field per TRES of the cluster named as Slurm names
+/// it (`cpu`, `gres/gpu`): `usage_tres_raw` (decayed TRES-seconds, sshare's GrpTRESRaw × 60) and
+/// `tres_run_secs` (running jobs' remaining TRES-seconds, sshare's TRESRunMins × 60).
+fn tres_columns(t: &AssocTres) -> [(&'static str, ArrayRef); 2] {
+    let k = t.names.len();
+    let strided = |i: usize| (0..t.usage_raw.len() / k.max(1)).map(move |r| r * k + i);
+    let fields =
+        |ty: DataType| -> Fields { t.names.iter().map(|n| Field::new(n.to_string(), ty.clone(), false)).collect() };
+    let usage: Vec<ArrayRef> = (0..k)
+        .map(|i| Arc::new(Float64Array::from_iter_values(strided(i).map(|x| t.usage_raw[x]))) as ArrayRef)
+        .collect();
+    let run: Vec<ArrayRef> = (0..k)
+        .map(|i| Arc::new(UInt64Array::from_iter_values(strided(i).map(|x| t.run_secs[x]))) as ArrayRef)
+        .collect();
+    [
+        ("usage_tres_raw", Arc::new(StructArray::new(fields(DataType::Float64), usage, None))),
+        ("tres_run_secs", Arc::new(StructArray::new(fields(DataType::UInt64), run, None))),
+    ]
+}
+
+/// The Parquet leaf columns of an Arrow type: one, or one per field of a struct.
+fn leaf_count(data_type: &DataType) -> usize {
+    match data_type {
+        DataType::Struct(fields) => fields.iter().map(|f| leaf_count(f.data_type())).sum(),
+        _ => 1,
+    }
 }
 
 /// The parent's id of every row (null for the root), gathered by parent row.
@@ -107,6 +141,7 @@ fn nullable(name: &str) -> bool {
             | "rank"
             | "fs_factor"
             | "priority"
+            | "grp_tres_mins"
     )
 }
 
@@ -265,28 +300,41 @@ impl ParquetSink {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let enc = |e: parquet::errors::ParquetError| Error::format(&self.path, e);
         let groups: Vec<usize> = (0..batch.num_rows().div_ceil(ROW_GROUP_ROWS)).collect();
-        let width = self.schema.fields().len();
         for wave in groups.chunks(rayon::current_num_threads().max(1)) {
             let mut tasks = Vec::new();
             for &g in wave {
                 let rows = batch.slice(g * ROW_GROUP_ROWS, ROW_GROUP_ROWS.min(batch.num_rows() - g * ROW_GROUP_ROWS));
-                let writers = self.factory.create_column_writers(self.row_groups + g).map_err(enc)?;
-                tasks.extend(writers.into_iter().zip(self.schema.fields().iter().zip(rows.columns().to_vec())));
+                let mut writers = self.factory.create_column_writers(self.row_groups + g).map_err(enc)?.into_iter();
+                // A struct column has a writer per field (leaf), in order.
+                for (field, column) in self.schema.fields().iter().zip(rows.columns().to_vec()) {
+                    tasks.push((
+                        writers.by_ref().take(leaf_count(field.data_type())).collect::<Vec<_>>(),
+                        field,
+                        column,
+                    ));
+                }
             }
             let chunks = tasks
                 .into_par_iter()
-                .map(|(mut w, (field, column))| {
-                    for leaf in compute_leaves(field, &column)? {
-                        w.write(&leaf)?;
-                    }
-                    w.close()
+                .map(|(writers, field, column)| {
+                    let leaves = compute_leaves(field, &column)?;
+                    writers
+                        .into_iter()
+                        .zip(leaves)
+                        .map(|(mut w, leaf)| {
+                            w.write(&leaf)?;
+                            w.close()
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(enc)?;
+            let chunks: Vec<_> = chunks.into_iter().flatten().collect();
+            let leaves: usize = self.schema.fields().iter().map(|f| leaf_count(f.data_type())).sum();
             let mut chunks = chunks.into_iter();
             for _ in wave {
                 let mut row_group = self.writer.next_row_group().map_err(enc)?;
-                for chunk in chunks.by_ref().take(width) {
+                for chunk in chunks.by_ref().take(leaves) {
                     chunk.append_to_row_group(&mut row_group).map_err(enc)?;
                 }
                 row_group.close().map_err(enc)?;

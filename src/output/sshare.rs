@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use crate::error::{Error, Result};
 use crate::pass::{Algorithm, FairShare, NO_VAL};
-use crate::tree::AssocTree;
+use crate::tree::{AssocTree, AssocTres};
 
 /// How fields are delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -263,9 +263,20 @@ fn value(tree: &AssocTree, fs: &FairShare, row: usize, field: Field) -> Value {
         Field::FairShare => Value::Double(fs.fs_factor[row]),
         Field::LevelFs if tree.is_parent_shares(row) => Value::Text(None),
         Field::LevelFs => Value::Double(fs.level_fs[row]),
-        Field::GrpTresMins | Field::GrpTresRaw => Value::Text(Some(String::new())),
-        Field::TresRunMins => Value::Text(Some("cpu=0".into())),
+        Field::GrpTresMins => Value::Text(tree.grp_tres_mins(row).map(str::to_string)),
+        // Decayed TRES-seconds and running jobs' TRES-seconds, in whole minutes.
+        Field::GrpTresRaw => Value::Text(Some(tres_list(tree, |t, i| (t.usage(row, i) / 60.0) as u64))),
+        Field::TresRunMins => Value::Text(Some(tres_list(tree, |t, i| t.run_secs(row, i) / 60))),
     }
+}
+
+/// A TRES list as sshare prints it: every TRES of the cluster as `name=value`, in Slurm's order.
+/// A tree whose usage was not charged under a slurm.conf knows no cluster: `cpu=0`, as Slurm's own
+/// test harness of a bare tree prints it.
+fn tres_list(tree: &AssocTree, value: impl Fn(&AssocTres, usize) -> u64) -> String {
+    let Some(t) = tree.tres() else { return "cpu=0".into() };
+    let items: Vec<String> = t.names.iter().enumerate().map(|(i, name)| format!("{name}={}", value(t, i))).collect();
+    items.join(",")
 }
 
 fn push_delimited(line: &mut String, s: &str, parsable: Parsable, last: bool) {

@@ -14,9 +14,12 @@
 //!   `set: false`, as for an account's factor and a `parent` association's level);
 //! - `usage`: the raw usage truncated to an integer, as Slurm's `(uint64_t)usage_raw`;
 //! - `tres.run_seconds`, `tres.group_minutes` (`{"name", "value"}` with `UINT64_NO_VAL` values) and
-//!   `tres.usage` (`{"name", "value"}` with plain numbers). fairshare charges the billing TRES only,
-//!   so each list has one entry, `billing`: no running jobs (an offline run has none), no limit
-//!   (`infinite`), and the raw usage untruncated, which lets the output be read back exactly;
+//!   `tres.usage` (`{"name", "value"}` with plain numbers). When the usage was charged under a
+//!   slurm.conf, each list names every TRES of the cluster: running jobs' remaining TRES-seconds,
+//!   `GrpTRESMins` (unset TRES `infinite`), and the decayed TRES-seconds; otherwise each list has
+//!   one entry, `billing`. The `billing` usage is always the raw usage untruncated (slurmctld's
+//!   differs from it only by its truncated billing count), which lets the output be read back
+//!   exactly;
 //! - `type`: `["USER"]` or `["ASSOCIATION"]`.
 //!
 //! `total_shares` is the sum of the root's children's raw shares (slurmctld never fills it and
@@ -29,6 +32,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::yaml::write_block;
+use crate::config::tres::parse_tres_counts;
 use crate::error::{Error, Result};
 use crate::pass::{FairShare, NO_VAL};
 use crate::tree::AssocTree;
@@ -39,7 +43,7 @@ pub const DATA_PARSER: &str = "data_parser/v0.0.44";
 /// Slurm's `SLURMDB_FS_USE_PARENT`: the raw shares of a `parent` association.
 pub const FS_USE_PARENT: u64 = 0x7FFF_FFFF;
 
-/// The TRES every `tres` list names (fairshare charges billing units).
+/// The TRES every `tres` list names without a cluster (fairshare charges billing units).
 const TRES: &str = "billing";
 
 /// What to write.
@@ -175,19 +179,62 @@ struct NoVal<T> {
     number: T,
 }
 
-/// The `tres` lists, each naming the billing TRES only.
+/// The `tres` lists.
 #[derive(Serialize)]
 struct Tres {
-    run_seconds: [TresValue<NoVal<u64>>; 1],
-    group_minutes: [TresValue<NoVal<u64>>; 1],
-    usage: [TresValue<Value>; 1],
+    run_seconds: Vec<TresValue<NoVal<u64>>>,
+    group_minutes: Vec<TresValue<NoVal<u64>>>,
+    usage: Vec<TresValue<Value>>,
 }
 
 /// One `{"name", "value"}` entry of a `tres` list.
 #[derive(Serialize)]
 struct TresValue<T> {
-    name: &'static str,
+    name: String,
     value: T,
+}
+
+/// One entry of a `tres` list.
+fn tres_value<T>(name: &crate::config::Tres, value: T) -> TresValue<T> {
+    TresValue { name: name.to_string(), value }
+}
+
+/// Row `row`'s `tres` lists: every TRES of the cluster when the tree knows them, else `billing`.
+fn tres_lists(tree: &AssocTree, row: usize) -> Tres {
+    let usage = tree.raw_usage()[row];
+    let unlimited = NoVal { set: false, infinite: true, number: 0 };
+    let Some(t) = tree.tres() else {
+        return Tres {
+            run_seconds: vec![TresValue { name: TRES.into(), value: uint_no_val(Some(0)) }],
+            group_minutes: vec![TresValue { name: TRES.into(), value: unlimited }],
+            usage: vec![TresValue { name: TRES.into(), value: finite(usage) }],
+        };
+    };
+    let limits = tree.grp_tres_mins(row).and_then(|l| parse_tres_counts(l).ok()).unwrap_or_default();
+    Tres {
+        run_seconds: t
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| tres_value(n, uint_no_val(Some(t.run_secs(row, i)))))
+            .collect(),
+        group_minutes: t
+            .names
+            .iter()
+            .map(|n| match limits.iter().find(|(l, _)| *l == n) {
+                Some((_, m)) => tres_value(n, uint_no_val(Some(m))),
+                None => tres_value(n, unlimited),
+            })
+            .collect(),
+        usage: t
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                tres_value(n, finite(if *n == crate::config::Tres::BILLING { usage } else { t.usage(row, i) }))
+            })
+            .collect(),
+    }
 }
 
 /// `fairshare.factor` and `fairshare.level`.
@@ -218,11 +265,7 @@ fn association<'a>(tree: &'a AssocTree, fs: &FairShare, row: usize, cluster: &'a
         partition: tree.partition(row).unwrap_or(""),
         shares_normalized: float_no_val(fs.norm_shares[row]),
         shares: uint_no_val(shares),
-        tres: Tres {
-            run_seconds: [TresValue { name: TRES, value: uint_no_val(Some(0)) }],
-            group_minutes: [TresValue { name: TRES, value: NoVal { set: false, infinite: true, number: 0 } }],
-            usage: [TresValue { name: TRES, value: finite(usage) }],
-        },
+        tres: tres_lists(tree, row),
         effective_usage: float_no_val(fs.effective_usage[row]),
         usage_normalized: float_no_val(fs.norm_usage[row]),
         // Slurm's `(uint64_t)usage_raw`: truncation, saturating as Rust's cast does.

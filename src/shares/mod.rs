@@ -693,6 +693,7 @@ pub fn flat_tree(report: &ShareReport, source: impl Into<PathBuf>) -> TreeInput 
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     }
 }
 

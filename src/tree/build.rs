@@ -14,7 +14,8 @@ use arrow::compute::take;
 use arrow::datatypes::{Field, Schema};
 use rayon::prelude::*;
 
-use super::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
+use super::{AccountUsage, AssocRecord, AssocTree, AssocTres, Shares, SiblingOrder, TreeInput};
+use crate::config::tres::parse_tres_counts;
 use crate::error::{Error, Result};
 
 /// The canonical tree columns of one input, in file order, before validation.
@@ -43,6 +44,10 @@ pub struct TreeColumns {
     pub usage: Float64Array,
     /// Association priority, where given.
     pub priority: UInt32Array,
+    /// `GrpTRESMins`, where given.
+    pub grp_tres_mins: StringArray,
+    /// Per-TRES usage charged into the rows, when kept.
+    pub tres: Option<AssocTres>,
     /// The line or row of each row in its file; `None` when row `i` is line `i + 1`.
     pub lines: Option<Vec<u64>>,
     /// Sibling order to build.
@@ -54,7 +59,7 @@ pub struct TreeColumns {
 impl TreeColumns {
     /// The columns of `input`'s records.
     pub fn from_input(input: TreeInput) -> Self {
-        let TreeInput { source, records, sibling_order, account_usage } = input;
+        let TreeInput { source, records, sibling_order, account_usage, tres } = input;
         let batch = records_batch(&records);
         let col = |i: usize| batch.column(i).clone();
         TreeColumns {
@@ -68,6 +73,8 @@ impl TreeColumns {
             parent_shares: downcast(col(6)),
             usage: downcast(col(7)),
             priority: downcast(col(8)),
+            grp_tres_mins: records.iter().map(|r| r.grp_tres_mins.as_deref()).collect(),
+            tres,
             lines: Some(records.iter().map(|r| r.line).collect()),
             sibling_order,
             account_usage,
@@ -86,10 +93,17 @@ impl TreeColumns {
                 shares: if self.parent_shares.value(i) { Shares::Parent } else { Shares::Value(self.shares.value(i)) },
                 usage: self.usage.value(i),
                 priority: self.priority.is_valid(i).then(|| self.priority.value(i)),
+                grp_tres_mins: self.grp_tres_mins.is_valid(i).then(|| self.grp_tres_mins.value(i).to_string()),
                 line: self.line(i),
             })
             .collect();
-        TreeInput { source: self.source, records, sibling_order: self.sibling_order, account_usage: self.account_usage }
+        TreeInput {
+            source: self.source,
+            records,
+            sibling_order: self.sibling_order,
+            account_usage: self.account_usage,
+            tres: self.tres,
+        }
     }
 
     /// Number of rows.
@@ -373,6 +387,8 @@ impl AssocTree {
         // Gathered into breadth-first order a string column and a number column at a time, each
         // input freed as soon as it is gathered: the next gather reuses its memory, so the input
         // and the tree are never both whole in memory.
+        let grp_tres_mins = grp_tres_mins_in_order(&cols, &indices)?;
+        let tres = cols.tres.as_ref().map(|t| Arc::new(t.gather(indices.values())));
         let TreeColumns { id, account, user, partition, shares, priority, .. } = cols;
         let gather_pair = |a: ArrayRef, b: ArrayRef| -> (ArrayRef, ArrayRef) {
             let gather = |c: ArrayRef| take(&c, &indices, None).expect("indices are rows of the input");
@@ -396,11 +412,38 @@ impl AssocTree {
             parent_shares: BooleanArray::from(parent_shares),
             raw_usage: Float64Array::from(usage),
             priority: downcast(priority),
+            grp_tres_mins,
+            tres,
             level_offsets,
             usage_is_integral,
             fs_groups: OnceLock::new(),
         })
     }
+}
+
+/// The `GrpTRESMins` of the rows `indices`, in that order, each rewritten in Slurm's TRES order as
+/// sshare prints it (`GRES/gpu=600,cpu=60000` is `cpu=60000,gres/gpu=600`).
+///
+/// # Errors
+/// A value that is not a TRES count list, naming its line.
+fn grp_tres_mins_in_order(cols: &TreeColumns, indices: &UInt32Array) -> Result<StringArray> {
+    let given = &cols.grp_tres_mins;
+    if given.null_count() == given.len() {
+        return Ok(StringArray::new_null(indices.len()));
+    }
+    indices
+        .values()
+        .iter()
+        .map(|&old| {
+            let old = old as usize;
+            if !given.is_valid(old) || given.value(old).trim().is_empty() {
+                return Ok(None);
+            }
+            parse_tres_counts(given.value(old))
+                .map(|c| Some(c.to_string()))
+                .map_err(|m| Error::input(&cols.source, cols.line(old), format!("GrpTRESMins: {m}")))
+        })
+        .collect()
 }
 
 /// The error for an account (input row `row`) whose `what` sum to `sum`, which is not finite.

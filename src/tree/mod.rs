@@ -61,6 +61,8 @@ pub struct AssocRecord {
     pub usage: f64,
     /// Association priority (Slurm `Priority=`), if any.
     pub priority: Option<u32>,
+    /// `GrpTRESMins` as the input gives it (`cpu=60000,gres/gpu=600`); `None` without that limit.
+    pub grp_tres_mins: Option<String>,
     /// 1-based line or row of the record in its file, for error messages.
     pub line: u64,
 }
@@ -77,6 +79,7 @@ impl AssocRecord {
             shares,
             usage: 0.0,
             priority: None,
+            grp_tres_mins: None,
             line,
         }
     }
@@ -116,6 +119,64 @@ pub struct TreeInput {
     pub sibling_order: SiblingOrder,
     /// Where account usage comes from.
     pub account_usage: AccountUsage,
+    /// Per-TRES usage charged into the records (rows in record order), when kept.
+    pub tres: Option<AssocTres>,
+}
+
+/// Slurm's per-TRES bookkeeping of each association, kept only with
+/// `AccountingStorageEnforce=limits` as slurmctld keeps it: `usage_tres_raw` (the decayed
+/// TRES-seconds of its jobs, sshare's `GrpTRESRaw` in minutes) and `grp_used_tres_run_secs` (the
+/// TRES-seconds left in its running jobs' time limits, sshare's `TRESRunMins`). Accounts hold the
+/// sums of their users. Values are row-major: row `r`'s TRES `i` is at `r * names.len() + i`;
+/// without limits slurmctld keeps none of it, and the values are empty (all zero).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssocTres {
+    /// The cluster's TRES, in Slurm's order.
+    pub names: Vec<crate::config::Tres>,
+    /// Decayed TRES-seconds per row and TRES.
+    pub usage_raw: Vec<f64>,
+    /// Running jobs' remaining TRES-seconds per row and TRES.
+    pub run_secs: Vec<u64>,
+}
+
+impl AssocTres {
+    /// The TRES of a cluster that keeps no per-TRES usage: every value zero.
+    pub fn untracked(names: Vec<crate::config::Tres>) -> Self {
+        AssocTres { names, usage_raw: Vec::new(), run_secs: Vec::new() }
+    }
+
+    /// Whether values are kept (else all are zero).
+    pub fn is_tracked(&self) -> bool {
+        !self.usage_raw.is_empty()
+    }
+
+    /// Row `row`'s decayed seconds of TRES `i`.
+    pub fn usage(&self, row: usize, i: usize) -> f64 {
+        self.usage_raw.get(row * self.names.len() + i).copied().unwrap_or(0.0)
+    }
+
+    /// Row `row`'s remaining running seconds of TRES `i`.
+    pub fn run_secs(&self, row: usize, i: usize) -> u64 {
+        self.run_secs.get(row * self.names.len() + i).copied().unwrap_or(0)
+    }
+
+    /// The rows `order` (old row of each new row), in that order.
+    pub(crate) fn gather(&self, order: &[u32]) -> AssocTres {
+        let k = self.names.len();
+        let rows = |v: &[f64]| -> Vec<f64> {
+            if v.is_empty() {
+                Vec::new()
+            } else {
+                order.iter().flat_map(|&r| &v[r as usize * k..][..k]).copied().collect()
+            }
+        };
+        let run = if self.run_secs.is_empty() {
+            Vec::new()
+        } else {
+            order.iter().flat_map(|&r| &self.run_secs[r as usize * k..][..k]).copied().collect()
+        };
+        AssocTres { names: self.names.clone(), usage_raw: rows(&self.usage_raw), run_secs: run }
+    }
 }
 
 /// The association tree: Arrow columns in breadth-first order plus level offsets.
@@ -134,6 +195,8 @@ pub struct AssocTree {
     parent_shares: BooleanArray,
     raw_usage: Float64Array,
     priority: UInt32Array,
+    grp_tres_mins: StringArray,
+    tres: Option<Arc<AssocTres>>,
     level_offsets: Vec<u32>,
     user_count: usize,
     usage_is_integral: bool,
@@ -153,7 +216,7 @@ impl AssocTree {
     /// use fairshare::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
     /// let rec = |id, parent, account: &str, user: Option<&str>, usage| AssocRecord {
     ///     id, parent_id: parent, account: account.into(), user: user.map(Into::into),
-    ///     partition: None, shares: Shares::Value(1), usage, priority: None, line: id,
+    ///     partition: None, shares: Shares::Value(1), usage, priority: None, grp_tres_mins: None, line: id,
     /// };
     /// let input = TreeInput {
     ///     source: "example.csv".into(),
@@ -161,6 +224,7 @@ impl AssocTree {
     ///                   rec(3, Some(1), "root", Some("alice"), 7.0)],
     ///     sibling_order: SiblingOrder::Lineage,
     ///     account_usage: AccountUsage::SumOfUsers,
+    ///     tres: None,
     /// };
     /// let tree = AssocTree::build(input)?;
     /// assert_eq!(tree.user_name(1), Some("alice")); // lineage order: users by name
@@ -364,8 +428,26 @@ impl AssocTree {
             raw_usage: Float64Array::from(usage),
             usage_is_integral,
             fs_groups: OnceLock::new(),
+            // The per-TRES usage is the charge's at its own instant, not this usage's.
+            tres: None,
             ..self.clone()
         }
+    }
+
+    /// Row `row`'s `GrpTRESMins`, in Slurm's TRES order (`cpu=60000,gres/gpu=600`); `None`
+    /// without limits.
+    pub fn grp_tres_mins(&self, row: usize) -> Option<&str> {
+        self.grp_tres_mins.is_valid(row).then(|| self.grp_tres_mins.value(row))
+    }
+
+    /// The `GrpTRESMins` column ([`AssocTree::grp_tres_mins`] per row).
+    pub fn grp_tres_mins_column(&self) -> &StringArray {
+        &self.grp_tres_mins
+    }
+
+    /// The per-TRES usage charged into the tree, when kept (`AccountingStorageEnforce=limits`).
+    pub fn tres(&self) -> Option<&AssocTres> {
+        self.tres.as_deref()
     }
 
     /// The id of the parent row, as the input named it.

@@ -13,12 +13,13 @@ use rustc_hash::FxHashMap;
 type StrMap<V> = std::collections::HashMap<Box<str>, V, foldhash::fast::FixedState>;
 
 use crate::config::tres::parse_tres_counts;
-use crate::config::{PriorityFlags, QosTable, SlurmConf, billable};
+use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
 use crate::io::read::time::check_time;
-use crate::tree::TreeInput;
+use crate::tree::{AssocTres, TreeInput};
 
 use super::exact_sum::ExactSum;
+use super::tres::TresSums;
 use super::{ExactDecay, JobRef, SlurmDecay};
 
 /// How a job's billed seconds turn into usage at the evaluation instant.
@@ -44,6 +45,15 @@ impl DecayModel {
         match self {
             DecayModel::Slurm(d) => d.job_usage(start, end, billable),
             DecayModel::Exact(d) => d.job_usage(start, end, billable),
+        }
+    }
+
+    /// The seconds left in a running job's time limit at the evaluation instant, per unit of a
+    /// TRES (`grp_used_tres_run_secs`).
+    pub fn job_run_secs(&self, start: i64, end: Option<i64>, time_limit: u32, usage_factor: f64) -> u64 {
+        match self {
+            DecayModel::Slurm(d) => d.job_run_secs(start, end, time_limit, usage_factor),
+            DecayModel::Exact(d) => d.job_run_secs(start, end, time_limit, usage_factor),
         }
     }
 }
@@ -169,6 +179,9 @@ pub struct ChargeContext<'a> {
     qos: Option<&'a QosTable>,
     model: DecayModel,
     progress: Option<Progress<'a>>,
+    /// The cluster's TRES (with a slurm.conf), and whether their usage is kept per association
+    /// (`AccountingStorageEnforce=limits`).
+    tres: Option<(Vec<Tres>, bool)>,
 }
 
 /// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet);
@@ -189,7 +202,9 @@ impl<'a> ChargeContext<'a> {
                 None => entry.any = Some(i as u32),
             }
         }
-        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None }
+        // slurmctld keeps per-TRES usage and run times only when it enforces limits.
+        let tres = conf.map(|c| (c.tracked_tres(), c.accounting_storage_enforce.limits));
+        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres }
     }
 
     /// Reports progress of the parallel reads to `progress`.
@@ -222,10 +237,14 @@ impl<'a> ChargeContext<'a> {
             part: PartialUsage {
                 sums: sums(),
                 pass_start: self.pass_start_model().map(|_| sums()),
+                tres: self.tres.as_ref().map(|(names, kept)| {
+                    if *kept { TresSums::new(names.clone()) } else { TresSums::untracked(names.clone()) }
+                }),
                 report: ChargeReport::default(),
             },
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
+            tres_counts: StrMap::default(),
         }
     }
 
@@ -280,6 +299,17 @@ pub struct UsageCharger<'c, 'a> {
     partitions: StrMap<PartitionBills>,
     /// Usage factor per QOS name seen.
     qos_factors: StrMap<f64>,
+    /// The counts of the kept TRES per TRES string seen (billing aside: it is per partition).
+    tres_counts: StrMap<Box<[u64]>>,
+}
+
+/// A record resolved to its association, with its start, billing per second and QOS factor.
+#[derive(Clone, Copy)]
+struct Resolved {
+    row: u32,
+    start: i64,
+    billable: f64,
+    factor: f64,
 }
 
 struct PartitionBills {
@@ -296,15 +326,54 @@ impl UsageCharger<'_, '_> {
     /// # Errors
     /// As [`UsageCharger::resolve`], or a usage that is not a finite number.
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
-        if let Some((row, start, bill)) = self.resolve(job, path)? {
+        if let Some(Resolved { row, start, billable, factor }) = self.resolve_billing(job, path)? {
+            let bill = billable * factor;
             let usage = summable_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
             add(&mut self.part.sums, row, usage);
             if let (Some(sums), Some(d)) = (&mut self.part.pass_start, self.ctx.pass_start_model()) {
                 let before = d.job_usage_at_last_pass_start(start, job.end, bill);
                 add(sums, row, summable_usage(before, job, bill, path)?);
             }
+            if self.part.tres.as_ref().is_some_and(TresSums::is_kept) {
+                self.charge_tres(job, path, Resolved { row, start, billable, factor }, usage)?;
+            }
         }
         Ok(())
+    }
+
+    /// Charges a resolved job's TRES: its decayed seconds (`usage` over its billing, or decayed
+    /// afresh when it bills nothing) and the seconds left in its time limit, times each count.
+    fn charge_tres(&mut self, job: &JobRef<'_>, path: &Path, r: Resolved, usage: f64) -> Result<()> {
+        let seconds =
+            if r.billable > 0.0 { usage / r.billable } else { self.ctx.model.job_usage(r.start, job.end, r.factor) };
+        let run_secs = job.time_limit.map_or(0, |l| self.ctx.model.job_run_secs(r.start, job.end, l, r.factor));
+        let ctx = self.ctx;
+        let names = ctx.tres.as_ref().map_or(&[][..], |(names, _)| names.as_slice());
+        if !self.tres_counts.contains_key(job.tres_alloc) {
+            let counts = parse_tres_counts(job.tres_alloc)
+                .map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
+            if self.tres_counts.len() >= BILL_CACHE_LIMIT {
+                self.tres_counts.clear();
+            }
+            self.tres_counts.insert(job.tres_alloc.into(), names.iter().map(|t| counts.get(t)).collect());
+        }
+        let mut counts = self.tres_counts[job.tres_alloc].clone();
+        // slurmctld sets a job's billing count to its billable TRES, truncated.
+        if let Some(b) = names.iter().position(|t| *t == Tres::BILLING) {
+            counts[b] = r.billable as u64;
+        }
+        let sums = self.part.tres.as_mut().expect("called with TRES sums");
+        sums.charge(r.row, seconds, run_secs, &counts).map_err(|charge| {
+            Error::input(
+                path,
+                job.line,
+                format!(
+                    "job {}: a TRES usage of {} seconds is beyond the {USAGE_LIMIT:e} fairshare sums exactly",
+                    job.job_id,
+                    shown(charge)
+                ),
+            )
+        })
     }
 
     /// Counts a record and resolves it to (association row, start, billing per second with the
@@ -315,6 +384,11 @@ impl UsageCharger<'_, '_> {
     /// not define, a QOS missing from the QOS dump, a bad TRES string, or a billing that is not a
     /// finite number, naming the record's line.
     pub fn resolve(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<(u32, i64, f64)>> {
+        Ok(self.resolve_billing(job, path)?.map(|r| (r.row, r.start, r.billable * r.factor)))
+    }
+
+    /// [`UsageCharger::resolve`], keeping the billing and the QOS factor apart.
+    fn resolve_billing(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<Resolved>> {
         self.part.report.records += 1;
         // Readers of binary times (Parquet, SWF offsets, a flux DB) check no range: every record
         // passes here.
@@ -350,7 +424,7 @@ impl UsageCharger<'_, '_> {
             ));
         }
         self.part.report.charged += 1;
-        Ok(Some((row, start, bill)))
+        Ok(Some(Resolved { row, start, billable, factor }))
     }
 
     /// Replaces the accumulated usage (one value per record), for models that derive it from
@@ -379,6 +453,7 @@ impl UsageCharger<'_, '_> {
             .collect::<Result<Vec<_>>>()?;
         self.part.sums = sums;
         self.part.pass_start = None;
+        self.part.tres = None;
         Ok(())
     }
 
@@ -482,6 +557,8 @@ pub struct PartialUsage {
     /// The same at the start of the last pass, when the model keeps it (classic under Slurm's
     /// decay).
     pub pass_start: Option<Vec<ExactSum>>,
+    /// Per-TRES usage and run times, when kept (`AccountingStorageEnforce=limits`).
+    pub tres: Option<TresSums>,
     /// What the part's charging saw (its `pass_start` unset: that is `self.pass_start`).
     pub report: ChargeReport,
 }
@@ -493,6 +570,14 @@ impl PartialUsage {
     /// The parts were charged into different trees, or one keeps the sums at the last pass's
     /// start and the other does not (different decay models); `self` is then unchanged.
     pub fn merge(&mut self, other: &PartialUsage) -> Result<()> {
+        let tres_names = |p: &PartialUsage| p.tres.as_ref().map(|t| (t.names().to_vec(), t.is_kept()));
+        if tres_names(self) != tres_names(other) {
+            return Err(Error::Usage(
+                "parts of different charges cannot be merged: they keep different TRES (is \
+                 AccountingStorageEnforce=limits set for one and not the other?)"
+                    .into(),
+            ));
+        }
         if self.sums.len() != other.sums.len() || self.pass_start.is_some() != other.pass_start.is_some() {
             return Err(Error::Usage(format!(
                 "parts of different charges cannot be merged: {} and {} associations, {} and {} pass-start sums",
@@ -513,6 +598,9 @@ impl PartialUsage {
         sum(&mut self.sums, &other.sums);
         if let (Some(mine), Some(theirs)) = (&mut self.pass_start, &other.pass_start) {
             sum(mine, theirs);
+        }
+        if let (Some(mine), Some(theirs)) = (&mut self.tres, &other.tres) {
+            mine.add(theirs);
         }
         self.report.add_counts(&other.report);
     }
@@ -550,8 +638,37 @@ impl PartialUsage {
         for (r, u) in input.records.iter_mut().zip(usage) {
             r.usage = u;
         }
+        // Without limits slurmctld keeps no per-TRES usage, but still prints its TRES.
+        input.tres = self.tres.map(|t| {
+            if t.is_kept() { tres_of_records(input, &row_of, &t) } else { AssocTres::untracked(t.names().to_vec()) }
+        });
         Ok(ChargeReport { pass_start, ..self.report })
     }
+}
+
+/// The per-TRES columns of every record of `input`: each user's sums, and each account the sums of
+/// the users below it (a TRES-second sum cannot reach 2^96 before the usage it comes with does).
+fn tres_of_records(input: &TreeInput, row_of: &FxHashMap<u64, usize>, sums: &TresSums) -> AssocTres {
+    let n = input.records.len();
+    let k = sums.names().len();
+    let (mut usage, mut run_secs) = sums.dense(n);
+    for i in 0..n {
+        if input.records[i].user.is_none() {
+            continue;
+        }
+        let mut parent = input.records[i].parent_id;
+        // Bounded by the record count, as in `finish`.
+        for _ in 0..n {
+            let Some(p) = parent.and_then(|id| row_of.get(&id).copied()) else { break };
+            for t in 0..k {
+                let (u, r) = (usage[i * k + t], run_secs[i * k + t]);
+                usage[p * k + t].merge(&u);
+                run_secs[p * k + t] = run_secs[p * k + t].saturating_add(r);
+            }
+            parent = input.records[p].parent_id;
+        }
+    }
+    AssocTres { names: sums.names().to_vec(), usage_raw: usage.iter().map(ExactSum::to_f64).collect(), run_secs }
 }
 
 /// `usage`, the charge of `job` billed `bill` per second, when it is a finite number.

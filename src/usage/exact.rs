@@ -39,6 +39,26 @@ impl ExactDecay {
         // expm1 keeps short jobs exact: the integral is b/rate · e^(-rate·age_end) · (1 - e^(-rate·run)).
         billable / rate * (-rate * (self.now - to) as f64).exp() * -(-rate * run).exp_m1()
     }
+
+    /// The seconds left at `now` in the time limit of a job running then (`time_limit` minutes
+    /// `× usage_factor`, less its run time `× usage_factor`, each truncated as Slurm does);
+    /// 0 for a job not running at `now`.
+    ///
+    /// # Example
+    /// ```
+    /// use fairshare::usage::ExactDecay;
+    /// let d = ExactDecay { half_life: 86_400, now: 1000, reset: None };
+    /// assert_eq!(d.job_run_secs(100, None, 60, 1.0), 2700);
+    /// assert_eq!(d.job_run_secs(100, Some(1000), 60, 1.0), 0);
+    /// ```
+    pub fn job_run_secs(&self, start: i64, end: Option<i64>, time_limit: u32, usage_factor: f64) -> u64 {
+        if start > self.now || end.is_some_and(|e| e <= self.now) {
+            return 0;
+        }
+        let limit = u64::from(time_limit) * 60;
+        let ran = ((self.now - start) as u64).min(limit);
+        super::tres::scaled_secs(limit, usage_factor).saturating_sub(super::tres::scaled_secs(ran, usage_factor))
+    }
 }
 
 #[cfg(test)]

@@ -217,6 +217,7 @@ mod tests {
                 start: None,
                 end: None,
                 tres_alloc: "",
+                time_limit: None,
                 line: line_no,
             };
             sink(&job)

@@ -25,6 +25,7 @@ pub mod sacct;
 pub mod sacct_json;
 pub mod slurm_decay;
 pub mod swf;
+pub mod tres;
 
 pub use charge::{ChargeContext, ChargeReport, DecayModel, PartialUsage, Progress, UsageCharger};
 pub use exact::ExactDecay;
@@ -50,6 +51,9 @@ pub struct JobRef<'a> {
     pub end: Option<i64>,
     /// Allocated TRES as a TRES string (`cpu=16,mem=64G,node=1,gres/gpu=2`).
     pub tres_alloc: &'a str,
+    /// The time limit in minutes as Slurm keeps it ([`INFINITE`](crate::config::time::INFINITE)
+    /// when unlimited); `None` when the records do not say. Only `TRESRunMins` reads it.
+    pub time_limit: Option<u32>,
     /// 1-based line or row in the input, for error messages.
     pub line: u64,
 }

@@ -1,6 +1,7 @@
 //! A [`PartialUsage`] as an Arrow record batch, to ship between processes (a cluster's tasks):
 //! one row per record of the tree input, the four limbs of its exact sum (and of its sum at the
-//! last pass's start, when kept), the counts in the schema's metadata.
+//! last pass's start, and of each TRES's sum with its run seconds, when kept), the counts and the
+//! TRES names in the schema's metadata.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,6 +11,8 @@ use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
 
 use super::PartialUsage;
 use super::exact_sum::ExactSum;
+use super::tres::TresSums;
+use crate::config::Tres;
 use crate::{Error, Result};
 
 /// The counts kept in the metadata, by name.
@@ -31,6 +34,19 @@ impl PartialUsage {
         if let Some(p) = &self.pass_start {
             columns.extend(limbs(p, "pass_start"));
         }
+        if let Some(t) = self.tres.as_ref().filter(|t| t.is_kept()) {
+            let (usage, run_secs) = t.dense(self.sums.len());
+            let k = t.names().len();
+            for i in 0..k {
+                let of_tres: Vec<ExactSum> = usage.iter().skip(i).step_by(k).copied().collect();
+                columns.extend(limbs(&of_tres, &format!("tres_{i}")));
+                let run = UInt64Array::from_iter_values(run_secs.iter().skip(i).step_by(k).copied());
+                columns.push((
+                    Field::new(format!("tres_run_secs_{i}"), DataType::UInt64, false),
+                    Arc::new(run) as ArrayRef,
+                ));
+            }
+        }
         let r = &self.report;
         let mut meta: HashMap<String, String> = COUNTS
             .iter()
@@ -39,6 +55,10 @@ impl PartialUsage {
             .collect();
         if let Some((job, line)) = r.first_unmatched {
             meta.insert("first_unmatched".into(), format!("{job} {line}"));
+        }
+        if let Some(t) = &self.tres {
+            meta.insert("tres".into(), t.names().iter().map(Tres::to_string).collect::<Vec<_>>().join(","));
+            meta.insert("tres_kept".into(), t.is_kept().to_string());
         }
         let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = columns.into_iter().unzip();
         RecordBatch::try_new(Arc::new(Schema::new_with_metadata(fields, meta)), arrays).expect("columns built to match")
@@ -83,9 +103,39 @@ impl PartialUsage {
                 Some(parsed.ok_or_else(|| bad(format!("first_unmatched {v:?}")))?)
             }
         };
+        let sums = limbs("sum")?.ok_or_else(|| bad("no sum_0..sum_3 columns".into()))?;
+        let tres = match meta.get("tres") {
+            None => None,
+            Some(list) => {
+                let names = list
+                    .split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(Tres::parse)
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|m| bad(format!("tres: {m}")))?;
+                let k = if meta.get("tres_kept").map(String::as_str) == Some("false") { 0 } else { names.len() };
+                let (mut usage, mut run_secs) = (vec![ExactSum::default(); sums.len() * k], vec![0; sums.len() * k]);
+                for i in 0..k {
+                    let of_tres =
+                        limbs(&format!("tres_{i}"))?.ok_or_else(|| bad(format!("no tres_{i}_0..3 columns")))?;
+                    let run = match batch.column_by_name(&format!("tres_run_secs_{i}")) {
+                        Some(c) if c.data_type() == &DataType::UInt64 && c.null_count() == 0 => {
+                            c.as_primitive::<UInt64Type>()
+                        }
+                        _ => return Err(bad(format!("column tres_run_secs_{i} missing or not non-null UInt64"))),
+                    };
+                    for (r, s) in of_tres.into_iter().enumerate() {
+                        usage[r * k + i] = s;
+                        run_secs[r * k + i] = run.value(r);
+                    }
+                }
+                Some(if k == 0 { TresSums::untracked(names) } else { TresSums::from_dense(names, &usage, &run_secs) })
+            }
+        };
         Ok(PartialUsage {
-            sums: limbs("sum")?.ok_or_else(|| bad("no sum_0..sum_3 columns".into()))?,
+            sums,
             pass_start: limbs("pass_start")?,
+            tres,
             report: super::ChargeReport {
                 records: count("records")?,
                 charged: count("charged")?,
@@ -107,9 +157,15 @@ mod tests {
         let mut sums = vec![ExactSum::default(); 3];
         sums[1].add(1.5e20).unwrap();
         sums[2].add(3e-30).unwrap();
+        let names = crate::config::tres::tracked_tres([]);
+        let mut counts = vec![0; names.len()];
+        counts[0] = 3;
+        let mut tres = TresSums::new(names);
+        tres.charge(2, 2.5, 60, &counts).unwrap();
         let part = PartialUsage {
             sums: sums.clone(),
             pass_start: Some(sums),
+            tres: Some(tres),
             report: super::super::ChargeReport {
                 records: 9,
                 charged: 7,
@@ -120,7 +176,7 @@ mod tests {
             },
         };
         assert_eq!(PartialUsage::from_batch(&part.to_batch(), "t").unwrap(), part);
-        let without = PartialUsage { pass_start: None, ..part };
+        let without = PartialUsage { pass_start: None, tres: None, ..part };
         assert_eq!(PartialUsage::from_batch(&without.to_batch(), "t").unwrap(), without);
     }
 

@@ -4,7 +4,8 @@
 //! The canonical header is `job_id,user,account,partition,qos,start,end,tres_alloc` (any column
 //! order, extra columns ignored); times are epoch seconds or `YYYY-MM-DDTHH:MM:SS` (UTC); `end`
 //! empty while running; `qos` empty for none. An unquoted `tres_alloc` with commas, as the last
-//! column, is taken whole.
+//! column, is taken whole. An optional `time_limit` column (minutes or a Slurm time string,
+//! `UNLIMITED`; empty when unknown) feeds `TRESRunMins`.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -19,6 +20,7 @@ use super::charge::{ChargeContext, UsageCharger};
 use super::lines::{LineParser, read_header, read_lines};
 use super::swf::SwfTree;
 use super::{JobRef, JobSink};
+use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
 use crate::io::read::fields::{recycle, split_fields};
 use crate::io::read::parquet_columns::{self, Bad, holds_text, integers, whole_numbers};
@@ -124,6 +126,7 @@ pub(crate) struct CsvLines {
     c_start: usize,
     c_end: usize,
     c_tres: usize,
+    c_limit: Option<usize>,
 }
 
 impl CsvLines {
@@ -157,6 +160,7 @@ impl CsvLines {
             c_start: col("start")?,
             c_end: col("end")?,
             c_tres: col("tres_alloc")?,
+            c_limit: names.iter().position(|h| h == "time_limit"),
         };
         Ok((lines, offset, line_no + 1))
     }
@@ -193,6 +197,10 @@ impl LineParser for CsvLines {
             &fields[self.c_tres]
         };
         let time = |c: usize, what: &str| parse_time_field(&fields[c]).map_err(|m| err(format!("{what}: {m}")));
+        let time_limit = match self.c_limit {
+            Some(c) => job_time_limit(&fields[c]).map_err(|m| err(format!("time_limit: {m}")))?,
+            None => None,
+        };
         let job = JobRef {
             job_id: parse_job_id(&fields[self.c_id]).map_err(err)?,
             user: fields[self.c_user].trim(),
@@ -202,6 +210,7 @@ impl LineParser for CsvLines {
             start: time(self.c_start, "start")?,
             end: time(self.c_end, "end")?,
             tres_alloc: tres.trim(),
+            time_limit,
             line: line_no,
         };
         let result = sink(&job);
@@ -249,6 +258,29 @@ fn times(a: &ArrayRef, name: &str) -> std::result::Result<Int64Array, Bad> {
                 .collect()
         }
         t => Err(Bad::column_type(name, t, "epoch seconds, a timestamp or text")),
+    }
+}
+
+/// The `time_limit` column: whole minutes as integers, or text as in CSV.
+///
+/// # Errors
+/// The first value that is not a time limit, or a column of another type.
+fn time_limits(a: &ArrayRef) -> std::result::Result<Vec<Option<u32>>, Bad> {
+    let name = "time_limit";
+    match a.data_type() {
+        t if t.is_integer() => {
+            let minutes = integers::<UInt64Type>(a, name, "minutes", u64::from(u32::MAX), |_| None)?;
+            Ok((0..a.len()).map(|i| minutes.is_valid(i).then(|| minutes.value(i) as u32)).collect())
+        }
+        t if holds_text(t) => {
+            let text = parquet_columns::text(a, name)?;
+            (0..a.len())
+                .map(|i| {
+                    job_time_limit(text.get(i).unwrap_or_default()).map_err(|m| Bad::at(i, format!("{name}: {m}")))
+                })
+                .collect()
+        }
+        t => Err(Bad::column_type(name, t, "minutes or a Slurm time string")),
     }
 }
 
@@ -317,6 +349,10 @@ fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, s
         let (start, end) = (time("start")?, time("end")?);
         let (user, account, partition) = (text("user")?, text("account")?, text("partition")?);
         let (qos, tres) = (text("qos")?, text("tres_alloc")?);
+        let limits = match batch.column_by_name("time_limit") {
+            Some(a) => Some(time_limits(a).map_err(|b| b.error(path, row))?),
+            None => None,
+        };
         for i in 0..batch.num_rows() {
             row += 1;
             if id.is_null(i) {
@@ -332,6 +368,7 @@ fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, s
                 start: start.is_valid(i).then(|| start.value(i)),
                 end: end.is_valid(i).then(|| end.value(i)),
                 tres_alloc: tres.get(i).unwrap_or_default(),
+                time_limit: limits.as_ref().and_then(|l| l[i]),
                 line: row,
             };
             sink(&job)?;

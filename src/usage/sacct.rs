@@ -26,6 +26,7 @@ use std::path::Path;
 
 use super::lines::{LineParser, read_header, read_lines};
 use super::{JobRef, JobSink};
+use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
 use crate::io::read::time::parse_time_field;
 
@@ -50,6 +51,7 @@ struct Columns {
     alloc_tres: Option<usize>,
     ncpus: Option<usize>,
     nnodes: Option<usize>,
+    timelimit: Option<usize>,
     /// Number of columns.
     count: usize,
     /// The last column may hold unescaped `|`.
@@ -92,6 +94,7 @@ impl Columns {
             alloc_tres,
             ncpus,
             nnodes: find("nnodes"),
+            timelimit: find("timelimit"),
             count: names.len(),
             free_tail: names.last().is_some_and(|n| FREE_TEXT.contains(&n.as_str())),
         })
@@ -199,6 +202,10 @@ impl LineParser for SacctLines {
                 tres.as_str()
             }
         };
+        let time_limit = match cols.timelimit {
+            Some(c) => job_time_limit(row.get(c)).map_err(|m| err(format!("Timelimit: {m}")))?,
+            None => None,
+        };
         sink(&JobRef {
             job_id,
             user: row.get(cols.user),
@@ -208,6 +215,7 @@ impl LineParser for SacctLines {
             start,
             end,
             tres_alloc,
+            time_limit,
             line: line_no,
         })
     }

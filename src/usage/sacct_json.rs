@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::sacct::FINISHED;
 use super::{JobRef, JobSink};
+use crate::config::time::INFINITE;
 use crate::error::{Error, Result};
 use crate::io::read::source;
 
@@ -62,6 +63,14 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             (Some(_), None) => None,
         };
         tres_string(job, &mut tres).map_err(err)?;
+        // `time.limit` in minutes: unset is unknown, infinite is Slurm's INFINITE.
+        let time_limit = match job.pointer("/time/limit") {
+            Some(Value::Object(l)) if l.get("infinite") == Some(&Value::Bool(true)) => Some(INFINITE),
+            limit => number(limit)
+                .map_err(|m| err(format!("time.limit: {m}")))?
+                .map(|m| u32::try_from(m).map_err(|_| err(format!("time.limit: {m} is not a number of minutes"))))
+                .transpose()?,
+        };
         let job = JobRef {
             job_id,
             user: text("user")?,
@@ -71,6 +80,7 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             start,
             end,
             tres_alloc: &tres,
+            time_limit,
             line,
         };
         sink(&job)?;

@@ -9,6 +9,8 @@
 //! `AccountingStorageEnforce` includes limits (that charge is then decayed by the whole next pass
 //! interval). A job's contribution is a geometric series, so years of passes cost O(1).
 
+use super::tres::scaled_secs;
+
 /// Slurm's decay thread, as parameters of a closed form.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SlurmDecay {
@@ -97,6 +99,58 @@ impl SlurmDecay {
             }
         }
         usage
+    }
+
+    /// What slurmctld's `grp_used_tres_run_secs` keeps of one job per unit of a TRES after the
+    /// last pass at or before `now`: the time limit (`time_limit` minutes, `× usage_factor`,
+    /// truncated) less the slice each pass charged the job, up to the limit's end (each
+    /// `× usage_factor`, truncated). A job that is not running at that pass has given it all
+    /// back; classic's first pass charges no slice, Fair Tree's charges from the job's start.
+    ///
+    /// # Example
+    /// ```
+    /// use fairshare::usage::SlurmDecay;
+    /// let d = SlurmDecay {
+    ///     half_life: 604_800, calc_period: 300, first_pass: 0, now: 1000,
+    ///     charge_job_end: true, fair_tree: true, reset: None,
+    /// };
+    /// // A one-hour limit from 100, after the pass at 900: 3600 - 800 seconds left.
+    /// assert_eq!(d.job_run_secs(100, None, 60, 1.0), 2800);
+    /// assert_eq!(d.job_run_secs(100, Some(950), 60, 1.0), 2800); // still running at the pass
+    /// assert_eq!(d.job_run_secs(100, Some(900), 60, 1.0), 0);    // ended at it
+    /// ```
+    pub fn job_run_secs(&self, start: i64, end: Option<i64>, time_limit: u32, usage_factor: f64) -> u64 {
+        let (t0, c) = (self.first_pass, i64::from(self.calc_period.max(1)));
+        if self.now < t0 {
+            return 0;
+        }
+        let k_last = (self.now - t0) / c;
+        let pass = |k: i64| t0 + k * c;
+        if start > pass(k_last) || end.is_some_and(|e| e <= pass(k_last)) {
+            return 0;
+        }
+        let limit = u64::from(time_limit) * 60;
+        // Within i64: a limit is at most 2^32 minutes.
+        let limit_end = start.saturating_add(limit as i64);
+        let taken = |a: i64, b: i64| {
+            let to = b.min(limit_end);
+            scaled_secs(if to > a { (to - a) as u64 } else { 0 }, usage_factor)
+        };
+        let mut took = 0u64;
+        if self.fair_tree && start <= t0 {
+            took += taken(start, t0);
+        }
+        let k_first = (start - t0 + c - 1).div_euclid(c).max(1);
+        if k_first <= k_last {
+            took += taken(start.max(pass(k_first - 1)), pass(k_first));
+            // Later slices: whole ones until the limit's end, the one across it in part, none after.
+            let whole_until = (limit_end - t0).div_euclid(c).clamp(k_first, k_last);
+            took = took.saturating_add((whole_until - k_first) as u64 * scaled_secs(c as u64, usage_factor));
+            if whole_until < k_last {
+                took += taken(pass(whole_until), pass(whole_until + 1));
+            }
+        }
+        scaled_secs(limit, usage_factor).saturating_sub(took)
     }
 
     /// Usage of one job at the start of the last pass at or before `now`, as the classic

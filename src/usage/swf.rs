@@ -149,6 +149,7 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
             start,
             end,
             tres_alloc: &tres,
+            time_limit: None,
             line: line_no,
         })?;
     }
@@ -189,6 +190,7 @@ pub fn tree(path: &Path, layout: SwfTree) -> Result<TreeInput> {
         shares: Shares::Value(1),
         usage: 0.0,
         priority: None,
+        grp_tres_mins: None,
         line,
     };
     let mut records = Vec::with_capacity(1 + accounts.len() + accounts.values().map(|a| a.1.len()).sum::<usize>());
@@ -211,6 +213,7 @@ pub fn tree(path: &Path, layout: SwfTree) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Lineage,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     })
 }
 

@@ -26,6 +26,7 @@ mod shares;
 mod sprio_check;
 mod sshare_json;
 mod streams;
+mod tres;
 mod usage;
 
 use std::path::Path;

@@ -44,6 +44,7 @@ impl GenTree {
             shares,
             usage,
             priority: None,
+            grp_tres_mins: None,
             line: id,
         };
         let mut records = vec![rec(1, None, "root", None, Shares::Value(1), 0.0)];
@@ -97,6 +98,7 @@ impl GenTree {
                     shares: if f[4] == "parent" { Shares::Parent } else { Shares::Value(f[4].parse().unwrap()) },
                     usage: f[5].parse().unwrap(),
                     priority: None,
+                    grp_tres_mins: None,
                     line: id,
                 }
             })
@@ -110,6 +112,7 @@ impl GenTree {
             records: self.0.clone(),
             sibling_order,
             account_usage: AccountUsage::SumOfUsers,
+            tres: None,
         })
         .expect("generated trees are valid")
     }

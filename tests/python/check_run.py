@@ -199,7 +199,13 @@ def check_sshare(ck: Checker, path: Path, data: dict[str, list]) -> tuple[int, i
             return sshare_text(data["partition"][r], w)
         if col == "ID":
             return str(data["id"][r])
-        return None  # GrpTRESMins, TRESRunMins, Cluster: not in the Parquet file
+        if col == "GrpTRESMins":
+            return sshare_text(data["grp_tres_mins"][r], w)
+        if col == "TRESRunMins" and "tres_run_secs" in data:
+            # Every TRES of the cluster, its remaining running seconds in whole minutes.
+            secs = data["tres_run_secs"][r]
+            return sshare_text(",".join(f"{name}={v // 60}" for name, v in secs.items()), w)
+        return None  # Cluster, and TRESRunMins without per-TRES usage: not in the Parquet file
 
     seen = 0
     compared = 0
@@ -246,6 +252,8 @@ def check_sshare(ck: Checker, path: Path, data: dict[str, list]) -> tuple[int, i
                     "LevelFS": "level_fs",
                     "Partition": "partition",
                     "ID": "id",
+                    "GrpTRESMins": "grp_tres_mins",
+                    "TRESRunMins": "tres_run_secs",
                 }[col]
                 ck.fail(
                     f"{path.name}:{lineno} ({key[0].strip()}, {key[1] or '-'}) {col}: printed {got!r}, "

@@ -105,6 +105,7 @@ pub fn read(path: &Path) -> Result<TreeInput> {
                     shares: Shares::Value(shares),
                     usage,
                     priority: None,
+                    grp_tres_mins: None,
                     line: next_id,
                 });
                 next_id += 1;
@@ -126,6 +127,7 @@ pub fn read(path: &Path) -> Result<TreeInput> {
         records,
         sibling_order: SiblingOrder::Input,
         account_usage: AccountUsage::SumOfUsers,
+        tres: None,
     })
 }
 

@@ -76,6 +76,7 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             start: Some(start),
             end: Some(end),
             tres_alloc: &tres,
+            time_limit: None,
             line: row as u64,
         })?;
     }

@@ -1,0 +1,199 @@
+//! Slurm's per-TRES bookkeeping while charging, kept only with `AccountingStorageEnforce=limits`
+//! as slurmctld keeps it (`_handle_assoc_tres_run_secs()`):
+//!
+//! - `usage_tres_raw`: every TRES but energy is charged the job's decayed seconds (with its QOS
+//!   `UsageFactor`) times its count; the `billing` count is the job's billable TRES, truncated.
+//!   sshare prints it as `GrpTRESRaw`, in minutes.
+//! - `grp_used_tres_run_secs`: a job adds its time limit (`× UsageFactor`, truncated) times each
+//!   count when it starts, and every decay pass takes back the slice it charged, up to the limit's
+//!   end; what a running job has left after the last pass is sshare's `TRESRunMins`, in minutes.
+//!
+//! A QOS's `NoDecay` flag changes only that QOS's own usage: associations decay whatever the job's
+//! QOS. A part of a charge keeps the sums of the associations it touched only (a row group of a
+//! long history reaches a fraction of a large tree), exact like the usage sums, so parts merge to
+//! the same bits in any grouping.
+
+use rustc_hash::FxHashMap;
+
+use super::exact_sum::ExactSum;
+use crate::config::Tres;
+
+/// Per-TRES sums of the associations one part of a charge touched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TresSums {
+    /// The cluster's TRES, in Slurm's order.
+    names: Vec<Tres>,
+    /// Whether usage is kept (else only the names are, for sshare to print zeros).
+    kept: bool,
+    /// Row of the tree input → its slot.
+    slot_of: FxHashMap<u32, u32>,
+    /// Slot → row of the tree input.
+    rows: Vec<u32>,
+    /// Decayed TRES-seconds per slot and TRES, row-major.
+    usage: Vec<ExactSum>,
+    /// Remaining TRES-seconds of running jobs per slot and TRES.
+    run_secs: Vec<u64>,
+}
+
+impl TresSums {
+    /// Empty sums over `names`.
+    pub fn new(names: Vec<Tres>) -> Self {
+        TresSums {
+            names,
+            kept: true,
+            slot_of: FxHashMap::default(),
+            rows: Vec::new(),
+            usage: Vec::new(),
+            run_secs: Vec::new(),
+        }
+    }
+
+    /// The TRES of a cluster that keeps no per-TRES usage (no `AccountingStorageEnforce=limits`).
+    pub fn untracked(names: Vec<Tres>) -> Self {
+        TresSums { kept: false, ..TresSums::new(names) }
+    }
+
+    /// Whether usage is kept.
+    pub fn is_kept(&self) -> bool {
+        self.kept
+    }
+
+    /// The TRES summed, in Slurm's order.
+    pub fn names(&self) -> &[Tres] {
+        &self.names
+    }
+
+    /// The slot of `row`, made on first use.
+    fn slot(&mut self, row: u32) -> usize {
+        let k = self.names.len();
+        let next = self.rows.len() as u32;
+        let slot = *self.slot_of.entry(row).or_insert(next);
+        if slot == next {
+            self.rows.push(row);
+            self.usage.resize(self.usage.len() + k, ExactSum::default());
+            self.run_secs.resize(self.run_secs.len() + k, 0);
+        }
+        slot as usize
+    }
+
+    /// Charges one job to `row`: `seconds` of decayed run time (its QOS factor included) and
+    /// `run_secs` left in its time limit, times each of `counts` (one per name; energy's is not
+    /// charged, as in Slurm).
+    ///
+    /// # Errors
+    /// The first product the exact sums cannot hold, for the caller to name the record.
+    pub fn charge(&mut self, row: u32, seconds: f64, run_secs: u64, counts: &[u64]) -> Result<(), f64> {
+        debug_assert_eq!(counts.len(), self.names.len(), "one count per TRES");
+        if (seconds == 0.0 && run_secs == 0) || counts.iter().all(|&c| c == 0) {
+            return Ok(());
+        }
+        let k = self.names.len();
+        let base = self.slot(row) * k;
+        for (i, (&count, tres)) in counts.iter().zip(&self.names).enumerate() {
+            if count == 0 || *tres == Tres::ENERGY {
+                continue;
+            }
+            let charge = seconds * count as f64;
+            self.usage[base + i].add(charge).map_err(|_| charge)?;
+            self.run_secs[base + i] = self.run_secs[base + i].saturating_add(run_secs.saturating_mul(count));
+        }
+        Ok(())
+    }
+
+    /// Adds another part's sums over the same TRES.
+    ///
+    /// # Panics
+    /// If the parts sum different TRES.
+    pub fn add(&mut self, other: &TresSums) {
+        assert_eq!((&self.names, self.kept), (&other.names, other.kept), "parts of one charge sum the same TRES");
+        let k = self.names.len();
+        for (slot, &row) in other.rows.iter().enumerate() {
+            let base = self.slot(row) * k;
+            for i in 0..k {
+                self.usage[base + i].merge(&other.usage[slot * k + i]);
+                self.run_secs[base + i] = self.run_secs[base + i].saturating_add(other.run_secs[slot * k + i]);
+            }
+        }
+    }
+
+    /// The sums of every row of a tree input of `rows` records, row-major (zero where untouched).
+    pub fn dense(&self, rows: usize) -> (Vec<ExactSum>, Vec<u64>) {
+        let k = self.names.len();
+        let mut usage = vec![ExactSum::default(); rows * k];
+        let mut run_secs = vec![0; rows * k];
+        for (slot, &row) in self.rows.iter().enumerate() {
+            let (to, from) = (row as usize * k, slot * k);
+            usage[to..to + k].copy_from_slice(&self.usage[from..from + k]);
+            run_secs[to..to + k].copy_from_slice(&self.run_secs[from..from + k]);
+        }
+        (usage, run_secs)
+    }
+
+    /// Sums given densely ([`TresSums::dense`]'s layout), keeping the rows with any value.
+    ///
+    /// # Panics
+    /// If the columns are not `rows × names` long.
+    pub fn from_dense(names: Vec<Tres>, usage: &[ExactSum], run_secs: &[u64]) -> Self {
+        let k = names.len();
+        assert_eq!(usage.len(), run_secs.len(), "one usage and one run time per row and TRES");
+        let mut sums = TresSums::new(names);
+        if k == 0 {
+            return sums;
+        }
+        for (row, (u, r)) in usage.chunks(k).zip(run_secs.chunks(k)).enumerate() {
+            if u.iter().any(|s| *s != ExactSum::default()) || r.iter().any(|&s| s != 0) {
+                let base = sums.slot(row as u32) * k;
+                sums.usage[base..base + k].copy_from_slice(u);
+                sums.run_secs[base..base + k].copy_from_slice(r);
+            }
+        }
+        sums
+    }
+}
+
+/// Slurm's `(uint64_t)(seconds * usage_factor)`: a `uint64_t *= double`, truncated (a negative
+/// factor is "unset" and leaves the seconds as they are).
+pub(crate) fn scaled_secs(seconds: u64, usage_factor: f64) -> u64 {
+    if usage_factor < 0.0 { seconds } else { (seconds as f64 * usage_factor) as u64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<Tres> {
+        crate::config::tres::tracked_tres([Tres::gres("gpu")])
+    }
+
+    #[test]
+    fn charges_every_tres_but_energy_and_merges_in_any_order() {
+        let k = names().len();
+        let mut counts = vec![0; k];
+        counts[0] = 4; // cpu
+        counts[2] = 9; // energy: never charged
+        counts[k - 1] = 2; // gres/gpu
+        let (mut a, mut b) = (TresSums::new(names()), TresSums::new(names()));
+        a.charge(3, 1.5, 60, &counts).unwrap();
+        b.charge(0, 0.25, 0, &counts).unwrap();
+        b.charge(3, 0.5, 30, &counts).unwrap();
+        let mut ab = a.clone();
+        ab.add(&b);
+        let mut ba = b.clone();
+        ba.add(&a);
+        assert_eq!(ab.dense(5), ba.dense(5));
+        let (usage, run) = ab.dense(5);
+        assert_eq!(usage[3 * k].to_f64(), 8.0);
+        assert_eq!(usage[3 * k + 2].to_f64(), 0.0);
+        assert_eq!(usage[3 * k + k - 1].to_f64(), 4.0);
+        assert_eq!((run[3 * k], run[3 * k + 2], run[3 * k + k - 1]), (360, 0, 180));
+        assert_eq!(usage[k - 1].to_f64(), 0.5);
+        assert_eq!(TresSums::from_dense(names(), &usage, &run).dense(5), (usage, run));
+    }
+
+    #[test]
+    fn usage_factors_truncate_as_slurm_does() {
+        assert_eq!(scaled_secs(100, 0.333), 33);
+        assert_eq!(scaled_secs(100, -1.0), 100);
+        assert_eq!(scaled_secs(100, 0.0), 0);
+    }
+}
