@@ -246,6 +246,18 @@ fn multi_partition_rows_clamps_and_unknown_associations() {
     assert_eq!(of(13)[0].1["prio_fairshare"], 0.0);
 }
 
+#[test]
+fn a_partition_or_qos_named_twice_is_scored_once() {
+    // slurmctld keeps `a,a` as `a`: one row per (job, partition, QOS), as for the plain list.
+    let twice = hand("NO_FAIR_TREE", "", "20,bob,acct,\"a,b,a\",\"high,high\",0,86400,1,4,30,0,0,cpu=4\n");
+    let once = hand("NO_FAIR_TREE", "", "20,bob,acct,\"a,b\",high,0,86400,1,4,30,0,0,cpu=4\n");
+    assert_eq!(twice.len(), 2);
+    let key = |rows: &[(u64, HashMap<String, f64>, u32)]| -> Vec<(i64, u32)> {
+        rows.iter().map(|r| (r.1["prio_partition"] as i64, r.2)).collect()
+    };
+    assert_eq!(key(&twice), key(&once));
+}
+
 /// A queue saved from pandas (integer columns with a missing value become floats: `4.0`) scores as
 /// the integer one; a real fraction is an error naming the line.
 #[test]
