@@ -3,6 +3,8 @@
 //! - [`slurm_conf`]: a `slurm.conf` (with `Include` files) resolved into a typed [`SlurmConf`]: the
 //!   priority knobs, nodes, partitions and the totals slurmctld derives from them (cluster CPUs, node
 //!   count, each partition's TRES and normalized `PriorityJobFactor`).
+//! - [`scontrol`]: `scontrol show config` and `scontrol show partition` output, read into the same
+//!   [`SlurmConf`] for those who cannot read the slurm.conf ([`slurm_conf::read`] tells them apart).
 //! - [`qos`]: a `sacctmgr show qos -P` dump.
 //! - [`tres`]: TRES count strings (`cpu=16,mem=64G,gres/gpu=2`), weight strings (`TRESBillingWeights`,
 //!   `PriorityWeightTRES`) and the billing formula.
@@ -16,6 +18,7 @@ mod conf_syntax;
 pub mod flags;
 pub mod hostlist;
 pub mod qos;
+pub mod scontrol;
 pub mod slurm_conf;
 pub mod time;
 pub mod tres;
@@ -23,7 +26,9 @@ pub mod tres;
 pub use flags::PriorityFlags;
 pub use hostlist::HostList;
 pub use qos::{Qos, QosTable};
-pub use slurm_conf::{AccountingEnforce, NodeGroup, Partition, PartitionState, ResetPeriod, SlurmConf};
+pub use slurm_conf::{
+    AccountingEnforce, NodeGroup, Partition, PartitionState, ResetPeriod, SlurmConf, SlurmConfFormat,
+};
 pub use time::TimeLimit;
 pub use tres::{Tres, TresCounts, TresKind, TresMap, TresWeights, billable};
 
