@@ -398,7 +398,8 @@ mod tests {
         conf(text).unwrap_err().to_string()
     }
 
-    /// A partition record as scontrol prints it (Slurm 25.x), for `nodes` of 64 CPUs and 256000 MB.
+    /// A partition record as `slurm_sprint_partition_info()` prints it, for `count` nodes of 64 CPUs and
+    /// 256000 MB.
     fn partition(name: &str, nodes: &str, count: u64, extra: &str) -> String {
         format!(
             "PartitionName={name}\n   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n   \
@@ -410,9 +411,9 @@ mod tests {
              OverTimeLimit=NONE PreemptMode=OFF\n   \
              State=UP TotalCPUs={cpus} TotalNodes={count} SelectTypeParameters=NONE\n   \
              JobDefaults=(null)\n   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n   \
-             TRES=cpu={cpus},mem={mem},node={count},billing={cpus}{extra}\n\n",
+             TRES=cpu={cpus},mem={gb}G,node={count},billing={cpus}{extra}\n\n",
             cpus = 64 * count,
-            mem = format!("{}G", 250 * count),
+            gb = 250 * count,
         )
     }
 

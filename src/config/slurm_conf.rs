@@ -17,6 +17,9 @@
 //! `--dampening`) are read by one function each ([`parse_half_life`], ...), used by both routes,
 //! so a value means the same and is refused with the same words wherever it is given.
 //!
+//! [`read_slurm_conf`](super::read_slurm_conf) reads a file, this format or scontrol's output
+//! ([`super::scontrol`]), which comes to the same [`SlurmConf`].
+//!
 //! Derived as slurmctld derives them: every `NodeName` record is a node (`node_count`, Slurm's
 //! `active_node_record_count`), the cluster CPU count sums their CPUs, a partition's TRES sum its
 //! nodes' CPUs, memory and GRES with its node count and the cluster-wide licenses
@@ -32,10 +35,10 @@ use std::path::{Path, PathBuf};
 use super::conf_syntax::{include_directive, is_c_space, logical_lines, next_pair, parse_bool, parse_unsigned};
 use super::flags::PriorityFlags;
 use super::hostlist::HostList;
-use super::read_text;
 use super::time::{TimeLimit, parse_time};
 use super::tres::{Tres, TresCounts, TresWeights, billable, parse_tres_weights};
 use crate::error::{Error, Result};
+use crate::io::read::source::read_config;
 
 /// More nodes than any cluster has; bounds memory when a typo such as `node[0-9999999999]` is read.
 pub(super) const MAX_NODES: u64 = 1 << 22;
@@ -242,7 +245,8 @@ pub struct SlurmConf {
     /// The cluster's TRES: cpu, mem, node, gres and licenses (from scontrol's output, as
     /// `cluster_cpus`).
     pub cluster_tres: TresCounts,
-    /// What was read but is not reproduced here (`file:line: ...`); [`read`] prints them on stderr.
+    /// What was read but is not reproduced here (`file:line: ...`);
+    /// [`read_slurm_conf`](super::read_slurm_conf) prints them on stderr.
     pub warnings: Vec<String>,
 }
 
@@ -289,49 +293,6 @@ impl SlurmConf {
     pub fn default_partition(&self) -> Option<&Partition> {
         self.partitions.iter().rev().find(|p| p.default)
     }
-}
-
-/// What a file given as the site's slurm.conf holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SlurmConfFormat {
-    /// A `slurm.conf` ([`parse`]).
-    SlurmConf,
-    /// `scontrol show config` and/or `scontrol show partition` output
-    /// ([`scontrol::parse`](super::scontrol::parse)).
-    Scontrol,
-}
-
-impl SlurmConfFormat {
-    /// The format of `text`: [`Scontrol`](Self::Scontrol) when it begins as scontrol's output does
-    /// ([`scontrol::looks_like`](super::scontrol::looks_like)), else a slurm.conf.
-    pub fn detect(text: &str) -> Self {
-        if super::scontrol::looks_like(text) { SlurmConfFormat::Scontrol } else { SlurmConfFormat::SlurmConf }
-    }
-}
-
-/// Reads a `slurm.conf` and the files it includes, or scontrol's output (the format detected),
-/// printing its [`warnings`](SlurmConf::warnings) on stderr.
-///
-/// # Errors
-/// A file that cannot be read, or any problem the format's parser reports.
-pub fn read(path: &Path) -> Result<SlurmConf> {
-    read_as(path, None)
-}
-
-/// [`read`], in `format` when given (else detected).
-///
-/// # Errors
-/// As [`read`].
-pub fn read_as(path: &Path, format: Option<SlurmConfFormat>) -> Result<SlurmConf> {
-    let text = read_text(path)?;
-    let conf = match format.unwrap_or_else(|| SlurmConfFormat::detect(&text)) {
-        SlurmConfFormat::SlurmConf => parse(path, &text)?,
-        SlurmConfFormat::Scontrol => super::scontrol::parse(path, &text)?,
-    };
-    for w in &conf.warnings {
-        eprintln!("fairshare: warning: {w}");
-    }
-    Ok(conf)
 }
 
 /// Parses `slurm.conf` text; `path` names it in errors and anchors relative `Include` files.
@@ -441,7 +402,7 @@ impl Reader {
                 loc.err(format!("Include {}: include cycle (the file is already being read)", target.display()))
             );
         }
-        let text = read_text(&target).map_err(|e| match e {
+        let text = read_config(&target).map_err(|e| match e {
             Error::Io { source, .. } => loc.err(format!("Include {}: {source}", target.display())),
             other => other,
         })?;
@@ -939,6 +900,10 @@ mod tests {
 
     fn conf(text: &str) -> Result<SlurmConf> {
         parse(Path::new("test.conf"), text)
+    }
+
+    fn read(path: &Path) -> Result<SlurmConf> {
+        crate::config::read_slurm_conf(path, Some(crate::config::SlurmConfFormat::SlurmConf))
     }
 
     fn err(text: &str) -> String {

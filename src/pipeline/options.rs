@@ -183,7 +183,7 @@ impl SiteOptions {
     /// A file cannot be read, an option's value is wrong, or job records come without `now`.
     pub fn resolve(&self) -> Result<Site> {
         let mut conf = (self.slurm_conf.as_deref())
-            .map(|path| crate::config::slurm_conf::read_as(path, self.slurm_conf_format))
+            .map(|path| crate::config::read_slurm_conf(path, self.slurm_conf_format))
             .transpose()?;
         let mut qos = None;
         let usage = match &self.jobs {

@@ -64,7 +64,7 @@ pub fn read_hardware_file(file: &Path) -> Result<HardwareSite> {
     let base = file.parent().unwrap_or(Path::new("."));
 
     let conf_path = base.join(&h.slurm_conf);
-    let conf = crate::config::slurm_conf::read(&conf_path)?;
+    let conf = crate::config::read_slurm_conf(&conf_path, None)?;
     // Only scontrol's output names partition nodes without NodeName records to price them by.
     if conf.nodes.is_empty() && conf.partitions.iter().any(|p| !p.nodes.is_empty()) {
         return Err(Error::input(
