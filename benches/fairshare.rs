@@ -176,7 +176,7 @@ fn site(n: usize) -> Site {
     std::fs::write(dir.path().join("slurm.conf"), data_gen::site::SLURM_CONF).expect("conf");
     let tree = AssocTree::build(input).expect("tree");
     let fs = compute(&tree, &Params::new(Algorithm::Classic)).expect("pass");
-    let conf = fairshare::config::slurm_conf::read(&dir.path().join("slurm.conf")).expect("conf");
+    let conf = fairshare::config::read_slurm_conf(&dir.path().join("slurm.conf"), None).expect("conf");
     let keys = fairshare::priority::Weights::from_conf(&conf).tres_keys();
     let jobs = PendingJobs::read(&dir.path().join("pending.parquet"), None, &keys).expect("queue");
     Site { dir, tree, fs, jobs }
@@ -191,8 +191,9 @@ fn score(c: &mut Criterion) {
         let site = LazyCell::new(|| site(n));
         let mut group = c.benchmark_group("score");
         configure(&mut group, n);
-        let conf =
-            LazyCell::new(|| fairshare::config::slurm_conf::read(&site.dir.path().join("slurm.conf")).expect("conf"));
+        let conf = LazyCell::new(|| {
+            fairshare::config::read_slurm_conf(&site.dir.path().join("slurm.conf"), None).expect("conf")
+        });
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             let site = &*site;
             let prio = SlurmPriority::new(&conf, None, NOW);

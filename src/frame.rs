@@ -126,7 +126,7 @@ pub fn tree_frame(tree: &AssocTree) -> Result<DataFrame> {
 /// use fairshare::pass::{compute, Algorithm, Params};
 /// use fairshare::priority::SlurmPriority;
 /// let site = std::path::Path::new("examples/seed-site");
-/// let conf = fairshare::config::slurm_conf::read(&site.join("slurm.conf"))?;
+/// let conf = fairshare::config::read_slurm_conf(&site.join("slurm.conf"), None)?;
 /// let qos = fairshare::config::qos::read(&site.join("qos.txt"))?;
 /// let tree = fairshare::io::read_tree(&site.join("tree.csv"), None)?;
 /// let fs = compute(&tree, &Params::new(Algorithm::Classic))?;
@@ -192,7 +192,7 @@ mod tests {
     fn jobs_frame_has_the_parquet_columns() {
         use crate::priority::SlurmPriority;
         let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
-        let conf = crate::config::slurm_conf::read(&site.join("slurm.conf")).unwrap();
+        let conf = crate::config::read_slurm_conf(&site.join("slurm.conf"), None).unwrap();
         let tree = crate::io::read_tree(&site.join("tree.csv"), None).unwrap();
         let fs = compute(&tree, &Params::new(Algorithm::Classic)).unwrap();
         let prio = SlurmPriority::new(&conf, None, 1_767_830_400);

@@ -204,9 +204,13 @@ pub struct UsageArgs {
     /// [default: group-user].
     #[arg(long, value_enum)]
     pub swf_tree: Option<SwfTreeArg>,
-    /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights.
+    /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights;
+    /// or `(scontrol show config; scontrol show partition)` output.
     #[arg(long, value_name = "FILE")]
     pub slurm_conf: Option<PathBuf>,
+    /// What --slurm-conf holds (default: detected).
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "slurm_conf")]
+    pub slurm_conf_format: Option<SlurmConfFormatArg>,
     /// `sacctmgr show qos -P` dump (QOS usage factors).
     #[arg(long, value_name = "FILE")]
     pub qos: Option<PathBuf>,
@@ -245,6 +249,14 @@ pub struct UsageArgs {
     /// [default: 1h].
     #[arg(long, value_name = "INTERVAL")]
     pub flux_interval: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SlurmConfFormatArg {
+    /// A slurm.conf (with its `Include` files).
+    SlurmConf,
+    /// `scontrol show config` and/or `scontrol show partition` output.
+    Scontrol,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use fairshare::config::SlurmConfFormat;
 use fairshare::io::TreeFormat;
 use fairshare::jobs::PendingFormat;
 use fairshare::pass::Algorithm;
@@ -14,7 +15,10 @@ use fairshare::usage::JobFormat;
 use fairshare::usage::swf::SwfTree;
 use fairshare::{Error, Result};
 
-use super::args::{AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SwfTreeArg, TreeArgs, TreeFormatArg, UsageArgs};
+use super::args::{
+    AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SlurmConfFormatArg, SwfTreeArg, TreeArgs, TreeFormatArg,
+    UsageArgs,
+};
 
 /// A command's site options, merged; the embedded site's files stay on disk while it lives.
 pub(crate) struct Settings {
@@ -92,6 +96,10 @@ pub(crate) fn flags(t: &TreeArgs, u: &UsageArgs) -> Result<SiteOptions> {
         flux_exact_sums: t.flux_exact_sums,
         set_shares,
         slurm_conf: u.slurm_conf.clone(),
+        slurm_conf_format: u.slurm_conf_format.map(|f| match f {
+            SlurmConfFormatArg::SlurmConf => SlurmConfFormat::SlurmConf,
+            SlurmConfFormatArg::Scontrol => SlurmConfFormat::Scontrol,
+        }),
         qos: u.qos.clone(),
         jobs: u.jobs.clone(),
         jobs_format: u.jobs_format.map(jobs_format),

@@ -17,6 +17,9 @@
 //! `--dampening`) are read by one function each ([`parse_half_life`], ...), used by both routes,
 //! so a value means the same and is refused with the same words wherever it is given.
 //!
+//! [`read_slurm_conf`](super::read_slurm_conf) reads a file, this format or scontrol's output
+//! ([`super::scontrol`]), which comes to the same [`SlurmConf`].
+//!
 //! Derived as slurmctld derives them: every `NodeName` record is a node (`node_count`, Slurm's
 //! `active_node_record_count`), the cluster CPU count sums their CPUs, a partition's TRES sum its
 //! nodes' CPUs, memory and GRES with its node count and the cluster-wide licenses
@@ -32,13 +35,13 @@ use std::path::{Path, PathBuf};
 use super::conf_syntax::{include_directive, is_c_space, logical_lines, next_pair, parse_bool, parse_unsigned};
 use super::flags::PriorityFlags;
 use super::hostlist::HostList;
-use super::read_text;
 use super::time::{TimeLimit, parse_time};
 use super::tres::{Tres, TresCounts, TresWeights, billable, parse_tres_weights, tracked_tres};
 use crate::error::{Error, Result};
+use crate::io::read::source::read_config;
 
 /// More nodes than any cluster has; bounds memory when a typo such as `node[0-9999999999]` is read.
-const MAX_NODES: u64 = 1 << 22;
+pub(super) const MAX_NODES: u64 = 1 << 22;
 
 /// `PriorityUsageResetPeriod`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,6 +98,8 @@ pub struct AccountingEnforce {
 
 impl AccountingEnforce {
     /// Parses the comma-separated words (any case; `1` is `associations`, `2` is `limits`).
+    /// `none`, which `scontrol show config` prints for no enforcement, sets nothing (slurmctld
+    /// itself refuses the word in slurm.conf; here a file copied from scontrol's output reads).
     ///
     /// # Errors
     /// A word Slurm does not know.
@@ -102,6 +107,7 @@ impl AccountingEnforce {
         let mut e = AccountingEnforce::default();
         for word in text.split(',').filter(|w| !w.is_empty()) {
             match word.to_ascii_lowercase().as_str() {
+                "none" => {}
                 "1" | "associations" => e.associations = true,
                 "2" | "limits" => (e.associations, e.limits) = (true, true),
                 "safe" => (e.associations, e.limits, e.safe) = (true, true, true),
@@ -162,7 +168,7 @@ pub struct NodeGroup {
 pub struct Partition {
     /// `PartitionName`.
     pub name: String,
-    /// `Nodes` as written (a host list, `ALL`, or empty).
+    /// `Nodes` as written (a host list, `ALL`, or empty; scontrol prints the host list).
     pub nodes: String,
     /// `PriorityJobFactor` (default 1; `Priority=` sets it and the tier).
     pub priority_job_factor: u16,
@@ -180,7 +186,8 @@ pub struct Partition {
     pub state: PartitionState,
     /// Distinct nodes in the partition.
     pub total_nodes: u64,
-    /// The partition's TRES: cpu, mem, node, its nodes' gres, and the cluster's licenses.
+    /// The partition's TRES: cpu, mem, node, its nodes' gres, and the cluster's licenses (from
+    /// scontrol's `TRES=`: those `AccountingStorageTRES` tracks).
     pub tres: TresCounts,
 }
 
@@ -227,17 +234,21 @@ pub struct SlurmConf {
     pub gres_types: Vec<String>,
     /// `Licenses`, as `license/NAME` counts.
     pub licenses: TresCounts,
-    /// The `NodeName` lines, in order.
+    /// The `NodeName` lines, in order (none from scontrol's output, which has no node records).
     pub nodes: Vec<NodeGroup>,
     /// The `PartitionName` lines, in order.
     pub partitions: Vec<Partition>,
-    /// Node records (slurmctld's `active_node_record_count`).
+    /// Node records (slurmctld's `active_node_record_count`; from scontrol's output, the nodes of
+    /// its partitions).
     pub node_count: u64,
-    /// CPUs of all nodes (slurmctld's `cluster_cpus`).
+    /// CPUs of all nodes (slurmctld's `cluster_cpus`; from scontrol's output, derived from the
+    /// partitions' totals, and 0 when they do not determine it).
     pub cluster_cpus: u64,
-    /// The cluster's TRES: cpu, mem, node, gres and licenses.
+    /// The cluster's TRES: cpu, mem, node, gres and licenses (from scontrol's output, as
+    /// `cluster_cpus`).
     pub cluster_tres: TresCounts,
-    /// What was read but is not reproduced here (`file:line: ...`); [`read`] prints them on stderr.
+    /// What was read but is not reproduced here (`file:line: ...`);
+    /// [`read_slurm_conf`](super::read_slurm_conf) prints them on stderr.
     pub warnings: Vec<String>,
 }
 
@@ -298,19 +309,6 @@ impl SlurmConf {
     }
 }
 
-/// Reads a `slurm.conf` and the files it includes, printing its [`warnings`](SlurmConf::warnings)
-/// on stderr.
-///
-/// # Errors
-/// A file that cannot be read, or any problem [`parse`] reports.
-pub fn read(path: &Path) -> Result<SlurmConf> {
-    let conf = parse(path, &read_text(path)?)?;
-    for w in &conf.warnings {
-        eprintln!("fairshare: warning: {w}");
-    }
-    Ok(conf)
-}
-
 /// Parses `slurm.conf` text; `path` names it in errors and anchors relative `Include` files.
 ///
 /// # Errors
@@ -340,39 +338,39 @@ pub fn parse(path: &Path, text: &str) -> Result<SlurmConf> {
 
 /// A file and 1-based line.
 #[derive(Clone, Debug)]
-struct Loc {
-    path: PathBuf,
-    line: u64,
+pub(super) struct Loc {
+    pub(super) path: PathBuf,
+    pub(super) line: u64,
 }
 
 impl Loc {
-    fn err(&self, message: impl Into<String>) -> Error {
+    pub(super) fn err(&self, message: impl Into<String>) -> Error {
         Error::input(&self.path, self.line, message)
     }
 }
 
 /// A value and where it was read.
 #[derive(Clone, Debug)]
-struct Value {
-    key: String,
-    text: String,
-    loc: Loc,
+pub(super) struct Value {
+    pub(super) key: String,
+    pub(super) text: String,
+    pub(super) loc: Loc,
 }
 
 impl Value {
     /// Maps a parse failure to an error naming the key, file and line.
-    fn parse<T>(&self, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<T> {
+    pub(super) fn parse<T>(&self, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<T> {
         parse(&self.text).map_err(|m| self.loc.err(format!("{}={}: {m}", self.key, self.text)))
     }
 }
 
 /// The pairs of one line (lower-case keys; a repeated key keeps its last value).
-type Table = HashMap<String, Value>;
+pub(super) type Table = HashMap<String, Value>;
 
-/// A partition line before its totals are known.
-struct PartitionSpec {
-    partition: Partition,
-    loc: Loc,
+/// A partition line, and where it was read.
+pub(super) struct PartitionSpec {
+    pub(super) partition: Partition,
+    pub(super) loc: Loc,
 }
 
 #[derive(Default)]
@@ -418,7 +416,7 @@ impl Reader {
                 loc.err(format!("Include {}: include cycle (the file is already being read)", target.display()))
             );
         }
-        let text = read_text(&target).map_err(|e| match e {
+        let text = read_config(&target).map_err(|e| match e {
             Error::Io { source, .. } => loc.err(format!("Include {}: {source}", target.display())),
             other => other,
         })?;
@@ -494,28 +492,7 @@ impl Reader {
 
     fn finish(mut self) -> Result<SlurmConf> {
         let mut conf = std::mem::take(&mut self.conf);
-        let given = |key: &str| self.scalars.get(key);
-        // slurmctld refuses this pair at start-up: usage would only ever grow.
-        if let (0, Some(v), None) =
-            (conf.priority_decay_half_life, given("prioritydecayhalflife"), given("priorityusageresetperiod"))
-        {
-            return Err(v
-                .loc
-                .err("PriorityDecayHalfLife=0 needs a PriorityUsageResetPeriod, or usage would never shrink"));
-        }
-        if let Some(v) = given("priorityflags") {
-            let unmodelled = conf.priority_flags.unmodelled();
-            if !unmodelled.is_empty() {
-                conf.warnings.push(format!(
-                    "{}:{}: {}={}: {} not modelled here, and ignored",
-                    v.loc.path.display(),
-                    v.loc.line,
-                    v.key,
-                    v.text,
-                    unmodelled.join(", ")
-                ));
-            }
-        }
+        check_scalars(&mut conf, &self.scalars)?;
         self.resolve_nodes(&mut conf)?;
         Ok(conf)
     }
@@ -548,31 +525,73 @@ impl Reader {
         conf.cluster_cpus = conf.cluster_tres.cpu();
         conf.node_count = node_count;
 
-        let max_factor = self.partitions.iter().map(|p| p.partition.priority_job_factor).max().unwrap_or(1).max(1);
         let mut seen = vec![false; node_count as usize];
-        for PartitionSpec { mut partition, loc } in self.partitions {
+        let mut partitions = self.partitions;
+        for PartitionSpec { partition, loc } in &mut partitions {
             let per_group = if partition.nodes.eq_ignore_ascii_case("ALL") {
                 all.clone()
             } else {
-                members(&partition, &loc, &index, &mut seen, groups.len())?
+                members(partition, loc, &index, &mut seen, groups.len())?
             };
             partition.total_nodes = per_group.iter().sum();
             partition.tres = node_totals(&groups, &per_group, partition.total_nodes, &conf.licenses);
-            // Weights that bill the partition's own TRES beyond f64 would charge its jobs `inf`.
-            let whole = billable(&partition.tres, partition.billing_weights.as_ref(), conf.priority_flags);
-            if !whole.is_finite() {
-                return Err(loc.err(format!(
-                    "PartitionName={}: TRESBillingWeights bill the partition's own TRES {whole} per second, \
-                     not a finite number",
-                    partition.name
-                )));
-            }
-            partition.norm_priority = f64::from(partition.priority_job_factor) / f64::from(max_factor);
-            conf.partitions.push(partition);
         }
         conf.nodes = groups;
-        Ok(())
+        add_partitions(conf, partitions)
     }
+}
+
+/// The checks slurmctld makes of the one-pair settings once all are read (`scalars`: where each
+/// was set), and the warnings for the flags not modelled here.
+///
+/// # Errors
+/// `PriorityDecayHalfLife=0` without a `PriorityUsageResetPeriod`.
+pub(super) fn check_scalars(conf: &mut SlurmConf, scalars: &Table) -> Result<()> {
+    let given = |key: &str| scalars.get(key);
+    // slurmctld refuses this pair at start-up: usage would only ever grow.
+    if let (0, Some(v), None) =
+        (conf.priority_decay_half_life, given("prioritydecayhalflife"), given("priorityusageresetperiod"))
+    {
+        return Err(v.loc.err("PriorityDecayHalfLife=0 needs a PriorityUsageResetPeriod, or usage would never shrink"));
+    }
+    if let Some(v) = given("priorityflags") {
+        let unmodelled = conf.priority_flags.unmodelled();
+        if !unmodelled.is_empty() {
+            conf.warnings.push(format!(
+                "{}:{}: {}={}: {} not modelled here, and ignored",
+                v.loc.path.display(),
+                v.loc.line,
+                v.key,
+                v.text,
+                unmodelled.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Adds the partitions, their TRES totals known, to `conf`: checks that each one's billing of its
+/// own TRES is finite, and normalizes `PriorityJobFactor` over the largest one (at least 1;
+/// `_sync_part_prio()`).
+///
+/// # Errors
+/// `TRESBillingWeights` that bill a partition's own TRES beyond `f64`.
+pub(super) fn add_partitions(conf: &mut SlurmConf, partitions: Vec<PartitionSpec>) -> Result<()> {
+    let max_factor = partitions.iter().map(|p| p.partition.priority_job_factor).max().unwrap_or(1).max(1);
+    for PartitionSpec { mut partition, loc } in partitions {
+        // Weights that bill the partition's own TRES beyond f64 would charge its jobs `inf`.
+        let whole = billable(&partition.tres, partition.billing_weights.as_ref(), conf.priority_flags);
+        if !whole.is_finite() {
+            return Err(loc.err(format!(
+                "PartitionName={}: TRESBillingWeights bill the partition's own TRES {whole} per second, \
+                 not a finite number",
+                partition.name
+            )));
+        }
+        partition.norm_priority = f64::from(partition.priority_job_factor) / f64::from(max_factor);
+        conf.partitions.push(partition);
+    }
+    Ok(())
 }
 
 /// How many distinct nodes of each group a partition's `Nodes` list names.
@@ -625,7 +644,7 @@ fn node_totals(groups: &[NodeGroup], counts: &[u64], nodes: u64, licenses: &Tres
 }
 
 /// Parses the value of a one-pair line into `conf`; `false` for a key not used here.
-fn set_scalar(conf: &mut SlurmConf, key: &str, v: &Value) -> Result<bool> {
+pub(super) fn set_scalar(conf: &mut SlurmConf, key: &str, v: &Value) -> Result<bool> {
     let weight = |t: &str| parse_unsigned(t, u32::MAX.into(), true, true).map(|w| w as u32);
     match key {
         "accountingstorageenforce" => conf.accounting_storage_enforce = v.parse(AccountingEnforce::parse)?,
@@ -667,7 +686,7 @@ fn merge_defaults(mut new: Table, old: Table) -> Table {
 }
 
 /// The remaining pairs of a `NodeName`/`PartitionName` line.
-fn attributes(loc: &Loc, mut text: &str) -> Result<Table> {
+pub(super) fn attributes(loc: &Loc, mut text: &str) -> Result<Table> {
     let mut table = Table::new();
     while let Some((key, value, rest)) = next_pair(text) {
         let v = Value { key: key.to_string(), text: value.to_string(), loc: loc.clone() };
@@ -726,7 +745,7 @@ fn node_group<'a>(names: HostList, get: &impl Fn(&str) -> Option<&'a Value>) -> 
 }
 
 /// One partition line's settings (totals are filled in later).
-fn partition_settings<'a>(name: &str, get: &impl Fn(&str) -> Option<&'a Value>) -> Result<Partition> {
+pub(super) fn partition_settings<'a>(name: &str, get: &impl Fn(&str) -> Option<&'a Value>) -> Result<Partition> {
     let u16_of = |key: &str| {
         get(key).map(|v| v.parse(|t| parse_unsigned(t, u16::MAX.into(), false, true).map(|n| n as u16))).transpose()
     };
@@ -846,10 +865,13 @@ pub fn parse_half_life(text: &str) -> Result<u32, String> {
 /// every 0 seconds, or never, charges nothing).
 pub fn parse_calc_period(text: &str) -> Result<u32, String> {
     match parse_time(text)? {
-        TimeLimit::Minutes(0) | TimeLimit::Unlimited => Err("must be at least one minute, and not UNLIMITED".into()),
+        TimeLimit::Minutes(0) | TimeLimit::Unlimited => Err(CALC_PERIOD_RANGE.into()),
         t => Ok(t.slurm_knob_seconds()),
     }
 }
+
+/// Why a `PriorityCalcPeriod` is refused, in every format that gives one.
+pub(super) const CALC_PERIOD_RANGE: &str = "must be at least one minute, and not UNLIMITED";
 
 /// Parses a `FairShareDampeningFactor` (or `--dampening`) value.
 ///
@@ -898,6 +920,10 @@ mod tests {
 
     fn conf(text: &str) -> Result<SlurmConf> {
         parse(Path::new("test.conf"), text)
+    }
+
+    fn read(path: &Path) -> Result<SlurmConf> {
+        crate::config::read_slurm_conf(path, Some(crate::config::SlurmConfFormat::SlurmConf))
     }
 
     fn err(text: &str) -> String {
@@ -1119,6 +1145,13 @@ mod tests {
         assert!(err("NodeName=n[0-99999999]").contains("more than"));
         assert!(err("Licenses=a:x").starts_with("test.conf:1: Licenses=a:x"));
         assert!(err("NodeName=a Gres=gpu:a:b:2").starts_with("test.conf:1: Gres="));
+    }
+
+    #[test]
+    fn accounting_storage_enforce_none_is_no_enforcement() {
+        assert_eq!(conf("AccountingStorageEnforce=none\n").unwrap(), SlurmConf::default());
+        let e = conf("AccountingStorageEnforce=NONE,limits\n").unwrap().accounting_storage_enforce;
+        assert!(e.limits && e.associations && !e.qos);
     }
 
     #[test]

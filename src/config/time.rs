@@ -127,6 +127,45 @@ pub fn job_time_limit(text: &str) -> Result<Option<u32>, String> {
     parse_time(t).map(|l| Some(l.slurm_minutes()))
 }
 
+/// Parses a duration as `secs2time_str()` prints one (`scontrol show config`'s `Priority*` times):
+/// `[days-]HH:MM:SS` exactly, in seconds, or `UNLIMITED` ([`INFINITE`]).
+///
+/// Unlike [`parse_time`], nothing is rounded and the whole `uint32_t` range is read: slurmctld
+/// keeps an `UNLIMITED` `PriorityMaxAge` as 4294967236 seconds, which scontrol prints as
+/// `49710-06:27:16`.
+///
+/// # Errors
+/// Any other shape, hours from 24, minutes or seconds from 60, or more seconds than a `uint32_t`.
+///
+/// # Example
+/// ```
+/// use fairshare::config::time::parse_secs2time_str;
+/// assert_eq!(parse_secs2time_str("7-00:00:00"), Ok(604_800));
+/// assert_eq!(parse_secs2time_str("00:05:00"), Ok(300));
+/// assert!(parse_secs2time_str("7-0").is_err());
+/// ```
+pub fn parse_secs2time_str(text: &str) -> Result<u32, String> {
+    if text == "UNLIMITED" {
+        return Ok(INFINITE);
+    }
+    let bad = || format!("{text:?} is not a duration as scontrol prints one ([days-]HH:MM:SS or UNLIMITED)");
+    let (days, hms) = match text.split_once('-') {
+        Some((days, hms)) => (Some(days), hms),
+        None => (None, text),
+    };
+    let field = |digits: &str, below: u64| {
+        let n = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse::<u64>().ok())
+            .flatten()
+            .ok_or_else(bad)?;
+        if n < below { Ok(n) } else { Err(bad()) }
+    };
+    let [h, m, s] = hms.split(':').collect::<Vec<_>>()[..] else { return Err(bad()) };
+    let days = days.map_or(Ok(0), |d| field(d, u64::from(u32::MAX)))?;
+    let seconds = days * 86_400 + field(h, 24)? * 3_600 + field(m, 60)? * 60 + field(s, 60)?;
+    u32::try_from(seconds).map_err(|_| format!("{text:?} is more seconds than Slurm keeps ({})", u32::MAX))
+}
+
 /// The seconds of a count with a unit (`30s`, `15m`, `6h`, `14d`, `2w`); `None` for anything else.
 fn short_duration(text: &str) -> Option<Result<i64, String>> {
     let t = text.trim();
@@ -283,6 +322,26 @@ mod tests {
         assert_eq!(TimeLimit::Minutes(7 * 1440).slurm_knob_seconds(), 604_800);
         assert_eq!(TimeLimit::Unlimited.slurm_knob_seconds(), 4_294_967_236);
         assert_eq!(TimeLimit::Unlimited.slurm_minutes(), INFINITE);
+    }
+
+    #[test]
+    fn secs2time_str_output_reads_back_exactly() {
+        for (text, seconds) in [
+            ("14-00:00:00", 14 * 86_400),
+            ("00:05:00", 300),
+            ("00:00:59", 59),
+            ("3-12:00:00", 302_400),
+            ("0-00:00:00", 0),
+            ("49710-06:27:16", 4_294_967_236),
+            ("UNLIMITED", INFINITE),
+        ] {
+            assert_eq!(parse_secs2time_str(text), Ok(seconds), "{text}");
+        }
+        for bad in ["", "7-0", "5", "1:30", "24:00:00", "00:60:00", "1-2:3:4:5", "-1", "unlimited", "1-aa:00:00"] {
+            assert!(parse_secs2time_str(bad).is_err(), "{bad:?} should be rejected");
+        }
+        assert!(parse_secs2time_str("49710-06:28:16").unwrap_err().contains("more seconds than Slurm keeps"));
+        assert!(parse_secs2time_str("INVALID").unwrap_err().contains("is not a duration as scontrol prints one"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::usage::{Decay, UsageConfig};
 use super::{Site, shown};
 use crate::config::slurm_conf::{parse_calc_period, parse_half_life, parse_reset_period};
 use crate::config::time::{as_slurm_time, parse_duration};
-use crate::config::{QosTable, SlurmConf};
+use crate::config::{QosTable, SlurmConf, SlurmConfFormat};
 use crate::io::TreeFormat;
 use crate::io::read::time::parse_time_arg;
 use crate::jobs::PendingFormat;
@@ -50,8 +50,10 @@ pub struct SiteOptions {
     pub flux_exact_sums: bool,
     /// What-if shares (account or `USER@ACCOUNT`, shares).
     pub set_shares: Vec<(String, Shares)>,
-    /// slurm.conf.
+    /// slurm.conf (or scontrol's output).
     pub slurm_conf: Option<PathBuf>,
+    /// What `slurm_conf` holds (default: detected).
+    pub slurm_conf_format: Option<SlurmConfFormat>,
     /// The `sacctmgr show qos -P` dump.
     pub qos: Option<PathBuf>,
     /// Job records (no usage stage without them).
@@ -143,7 +145,11 @@ impl SiteOptions {
                 slot.clone_from(value);
             }
         }
-        fill(&mut self.slurm_conf, &file.slurm_conf);
+        // A format belongs to its file: the site's only describes the site's slurm.conf.
+        if self.slurm_conf.is_none() {
+            fill(&mut self.slurm_conf, &file.slurm_conf);
+            fill(&mut self.slurm_conf_format, &file.slurm_conf_format);
+        }
         fill(&mut self.qos, &file.qos);
         // A tree in memory takes the place of the site's tree file.
         if self.tree_table.is_none() {
@@ -176,7 +182,9 @@ impl SiteOptions {
     /// # Errors
     /// A file cannot be read, an option's value is wrong, or job records come without `now`.
     pub fn resolve(&self) -> Result<Site> {
-        let mut conf = self.slurm_conf.as_deref().map(crate::config::slurm_conf::read).transpose()?;
+        let mut conf = (self.slurm_conf.as_deref())
+            .map(|path| crate::config::read_slurm_conf(path, self.slurm_conf_format))
+            .transpose()?;
         let mut qos = None;
         let usage = match &self.jobs {
             Some(jobs) => {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::usage::Decay;
+use crate::config::SlurmConfFormat;
 use crate::io::TreeFormat;
 use crate::jobs::PendingFormat;
 use crate::pass::Algorithm;
@@ -22,6 +23,7 @@ use crate::{Error, Result};
 #[serde(deny_unknown_fields)]
 struct Raw {
     slurm_conf: Option<PathBuf>,
+    slurm_conf_format: Option<String>,
     qos: Option<PathBuf>,
     tree: Option<PathBuf>,
     tree_format: Option<String>,
@@ -40,8 +42,10 @@ struct Raw {
 /// A site file, read and checked: paths resolved against the file's directory, names parsed.
 #[derive(Debug, Default)]
 pub struct SiteFile {
-    /// slurm.conf.
+    /// slurm.conf (or scontrol's output).
     pub slurm_conf: Option<PathBuf>,
+    /// What `slurm_conf` holds.
+    pub slurm_conf_format: Option<SlurmConfFormat>,
     /// The `sacctmgr show qos -P` dump.
     pub qos: Option<PathBuf>,
     /// The association tree.
@@ -70,6 +74,8 @@ pub struct SiteFile {
     pub timezone: Option<String>,
 }
 
+const SLURM_CONF_FORMATS: &[(&str, SlurmConfFormat)] =
+    &[("slurm-conf", SlurmConfFormat::SlurmConf), ("scontrol", SlurmConfFormat::Scontrol)];
 const TREE_FORMATS: &[(&str, TreeFormat)] = &[
     ("assoc-csv", TreeFormat::AssocCsv),
     ("sshare", TreeFormat::Sshare),
@@ -117,6 +123,10 @@ impl SiteFile {
             first_pass: raw.first_pass.map(|t| site_time(t, "first_pass", file, &text)).transpose()?,
             half_life: raw.half_life,
             timezone: raw.timezone,
+            slurm_conf_format: raw
+                .slurm_conf_format
+                .map(|v| by_name(&v, "slurm_conf_format", SLURM_CONF_FORMATS, file, &text))
+                .transpose()?,
             tree_format: raw.tree_format.map(|v| by_name(&v, "tree_format", TREE_FORMATS, file, &text)).transpose()?,
             jobs_format: raw.jobs_format.map(|v| by_name(&v, "jobs_format", JOB_FORMATS, file, &text)).transpose()?,
             algorithm: raw.algorithm.map(|v| by_name(&v, "algorithm", ALGORITHMS, file, &text)).transpose()?,
@@ -181,8 +191,13 @@ mod tests {
 
     #[test]
     fn paths_are_relative_to_the_file_and_names_are_parsed() {
-        let s = site("tree = \"t.csv\"\nalgorithm = \"Classic\"\ndecay = \"flux-clean\"\nnow = 1767830400\n").unwrap();
+        let s = site(
+            "tree = \"t.csv\"\nalgorithm = \"Classic\"\ndecay = \"flux-clean\"\nnow = 1767830400\n\
+             slurm_conf_format = \"scontrol\"\n",
+        )
+        .unwrap();
         assert_eq!(s.tree.unwrap().file_name().unwrap(), "t.csv");
+        assert_eq!(s.slurm_conf_format, Some(SlurmConfFormat::Scontrol));
         assert_eq!(s.algorithm, Some(Algorithm::Classic));
         assert_eq!(s.decay, Some(Decay::FluxClean));
         assert_eq!(s.now.as_deref(), Some("1767830400"));

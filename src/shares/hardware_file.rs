@@ -63,7 +63,17 @@ pub fn read_hardware_file(file: &Path) -> Result<HardwareSite> {
     let h: HardwareFile = toml::from_str(&text).map_err(|e| t.err(e.span(), e.message().trim_end().to_string()))?;
     let base = file.parent().unwrap_or(Path::new("."));
 
-    let conf = crate::config::slurm_conf::read(&base.join(&h.slurm_conf))?;
+    let conf_path = base.join(&h.slurm_conf);
+    let conf = crate::config::read_slurm_conf(&conf_path, None)?;
+    // Only scontrol's output names partition nodes without NodeName records to price them by.
+    if conf.nodes.is_empty() && conf.partitions.iter().any(|p| !p.nodes.is_empty()) {
+        return Err(Error::input(
+            &conf_path,
+            None,
+            "the hardware needs each node's CPUs, from slurm.conf's NodeName lines, which scontrol's output \
+             does not have",
+        ));
+    }
     let hardware = Hardware::from_slurm_conf(&conf)?;
 
     let format = match &h.tree_format {
@@ -327,6 +337,27 @@ mod tests {
             [Named { name: "a".into(), line: Some(2) }, Named { name: "b".into(), line: Some(2) }]
         );
         assert_eq!(site.policy.communal[0].split, Split::Equal(vec!["a".into(), "b".into()]));
+    }
+
+    #[test]
+    fn scontrol_output_has_no_node_cpus_to_price() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("site.txt"),
+            "PartitionName=shared\n   Nodes=bdw[01-02]\n   State=UP TotalCPUs=64 TotalNodes=2\n   \
+             TRES=cpu=64,mem=250G,node=2,billing=64\n",
+        )
+        .unwrap();
+        let file = dir.path().join("hardware.toml");
+        std::fs::write(&file, "slurm_conf = \"site.txt\"\naccounts = [\"a\"]\npublic = [\"shared\"]\n").unwrap();
+        let e = read_hardware_file(&file).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "site.txt: the hardware needs each node's CPUs, from slurm.conf's NodeName lines, which scontrol's \
+                 output does not have"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

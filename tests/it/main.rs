@@ -22,6 +22,7 @@ mod reliability;
 mod run;
 mod sacct_json;
 mod safety;
+mod scontrol;
 mod shares;
 mod sprio_check;
 mod sshare_json;

@@ -527,7 +527,7 @@ fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
     use fairshare::priority::{Scores, SlurmPriority};
 
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
-    let conf = fairshare::config::slurm_conf::read(&site.join("slurm.conf")).unwrap();
+    let conf = fairshare::config::read_slurm_conf(&site.join("slurm.conf"), None).unwrap();
     let qos = fairshare::config::qos::read(&site.join("qos.txt")).unwrap();
     let tree = fairshare::io::read_tree(&site.join("tree.csv"), None).unwrap();
     let fs = compute(&tree, &Params::new(Algorithm::FairTree)).unwrap();
@@ -597,7 +597,7 @@ fn score_streams_a_queue_longer_than_a_slice() {
     let conf = ["--slurm-conf", conf_path.to_str().unwrap(), "--now", &now, "--out", out.to_str().unwrap()];
     stdout_of(&fairshare(args.iter().chain(&conf)));
 
-    let conf = fairshare::config::slurm_conf::read(&conf_path).unwrap();
+    let conf = fairshare::config::read_slurm_conf(&conf_path, None).unwrap();
     let tree = fairshare::io::read_tree(&tree_path, None).unwrap();
     let prio = SlurmPriority::new(&conf, None, NOW);
     let fs = compute(&tree, &Params::new(Algorithm::Classic)).unwrap(); // SLURM_CONF: NO_FAIR_TREE
