@@ -218,6 +218,8 @@ mod tests {
                 end: None,
                 tres_alloc: "",
                 line: line_no,
+                skip: None,
+                started_at_submit: false,
             };
             sink(&job)
         }

@@ -209,6 +209,8 @@ impl LineParser for SacctLines {
             end,
             tres_alloc,
             line: line_no,
+            skip: None,
+            started_at_submit: false,
         })
     }
 }

@@ -72,6 +72,8 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             end,
             tres_alloc: &tres,
             line,
+            skip: None,
+            started_at_submit: false,
         };
         sink(&job)?;
     }

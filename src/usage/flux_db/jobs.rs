@@ -77,6 +77,8 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             end: Some(end),
             tres_alloc: &tres,
             line: row as u64,
+            skip: None,
+            started_at_submit: false,
         })?;
     }
     Ok(())
