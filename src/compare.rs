@@ -86,6 +86,9 @@ pub struct Comparison {
     /// Per computed variant, the place of each of `users` by factor: 1 = highest, ties share a
     /// place.
     pub places: Vec<Vec<u32>>,
+    /// What the first charging of the job records saw (the counts are every charging's), when
+    /// there are records.
+    pub charge: Option<ChargeReport>,
 }
 
 /// Computes every variant on `site`. Without job records each computes on the tree as given.
@@ -175,7 +178,8 @@ pub fn compare_variants_with(
     // Places count from the highest factor (Parquet's `rank` column is Slurm's Fair Tree rank,
     // which counts the other way).
     let places: Vec<Vec<u32>> = factors.iter().map(|f| competition_ranks(f)).collect();
-    Ok(Comparison { tree, users, results, left_out: failed, factors, places })
+    let charge = charged.into_iter().find_map(|(_, _, report)| report);
+    Ok(Comparison { tree, users, results, left_out: failed, factors, places, charge })
 }
 
 /// A factor as the comparison prints it: 6 decimals, `-` when unset.

@@ -3,7 +3,7 @@
 #![no_main]
 
 use fairshare::jobs::{PendingFormat, PendingJobs};
-use fairshare::usage::swf::SwfTree;
+use fairshare::usage::swf::SwfOptions;
 use fairshare::usage::{JobFormat, for_each_job};
 use libfuzzer_sys::fuzz_target;
 
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     match which % 5 {
         0 => drop(for_each_job(&path, JobFormat::Csv, &mut |_| Ok(()))),
         1 => drop(for_each_job(&path, JobFormat::Sacct, &mut |_| Ok(()))),
-        2 => drop(for_each_job(&path, JobFormat::Swf(SwfTree::GroupUser), &mut |_| Ok(()))),
+        2 => drop(for_each_job(&path, JobFormat::Swf(SwfOptions::default()), &mut |_| Ok(()))),
         3 => drop(PendingJobs::read(&path, Some(PendingFormat::Csv), &[])),
         _ => drop(PendingJobs::read(&path, Some(PendingFormat::SqueueJson), &[])),
     }

@@ -20,7 +20,8 @@ names in snake_case; what a function does not fix in its signature it takes from
   anything with ``__arrow_c_stream__``; edit it and compute without writing a file), ``format``
   (the tree's, default detected), ``jobs`` (job records: a path, or a table with the columns of
   the canonical records ``job_id, user, account, partition, qos, start, end, tres_alloc``),
-  ``jobs_format``, ``swf_tree``, ``pending`` (a pending queue: a path or a table),
+  ``jobs_format``, ``swf_tree``, ``swf_unknown_wait`` (``zero`` or ``skip``), ``pending`` (a
+  pending queue: a path or a table),
   ``pending_format``, ``slurm_conf``, ``qos`` (``sacctmgr show qos -P``);
 - time and decay: ``now`` (text as the command line reads it, epoch seconds, or a
   ``datetime``; a naive one is UTC), ``first_pass``, ``decay`` (``slurm``, ``exact``, ``flux``,
@@ -123,7 +124,9 @@ def run(site=None, **options) -> dict:
     no other input: the embedded seed site); the options override it. Returns a dict:
     ``associations`` and ``jobs`` (DataFrames; ``jobs`` None without a pending queue), the run's
     ``parameters`` (as ``run.json`` records them), ``stages`` (seconds per stage) and ``charge``
-    (records read, charged, unmatched; None without job records)."""
+    (the job records read, charged and skipped per reason, under ``run.json``'s names:
+    ``job_records``, ``job_records_charged``, ``job_records_unmatched``, ...; None without job
+    records)."""
     result = _fairshare.run(site, _options(options))
     result["associations"] = _frame(result["associations"])
     if result["jobs"] is not None:

@@ -36,6 +36,7 @@ class _Base(TypedDict, total=False):
     format: str
     jobs_format: str
     swf_tree: str
+    swf_unknown_wait: str
     pending_format: str
     first_pass: _Time
     calc_period: str

@@ -147,9 +147,6 @@ fn history(
             Ok(())
         })
     });
-    if let (Ok(r), Some(u)) = (&report, &site.usage) {
-        u.warn_unmatched(r, &call);
-    }
     call.finish(py, report)?;
     let schema = batches.first().map(|b| b.schema()).expect("at least one instant");
     Table::of(py, schema, batches)
@@ -194,7 +191,8 @@ fn score(py: Python<'_>, options: Option<Bound<'_, PyDict>>, priority: String) -
 ///
 /// The nightly run of a site (its TOML file; none: the embedded seed site, as `fairshare run`):
 /// a dict of `associations`, `jobs` (None without a pending queue), `parameters`, `stages`
-/// (seconds per stage) and `charge` (what the charging saw, None without job records).
+/// (seconds per stage) and `charge` (what the charging saw, under run.json's names, None without
+/// job records).
 #[pyfunction]
 #[pyo3(signature = (site = None, options = None))]
 fn run<'py>(
@@ -217,10 +215,7 @@ fn run<'py>(
     result.set_item("parameters", parameters)?;
     let stages: BTreeMap<&str, f64> = run.stages.done().iter().map(|(name, secs, _)| (*name, *secs)).collect();
     result.set_item("stages", stages)?;
-    let charge = run
-        .charge
-        .as_ref()
-        .map(|r| BTreeMap::from([("records", r.records), ("charged", r.charged), ("unmatched", r.unmatched)]));
+    let charge = run.charge.as_ref().map(|r| r.counts().into_iter().collect::<BTreeMap<String, u64>>());
     result.set_item("charge", charge)?;
     let jobs = match run.queue {
         Some(Queue { scores, jobs, weights, .. }) => Some(Table::one(

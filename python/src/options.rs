@@ -10,7 +10,7 @@ use fairshare::pass::Algorithm;
 use fairshare::pipeline::{Decay, SiteOptions};
 use fairshare::tree::Shares;
 use fairshare::usage::JobFormat;
-use fairshare::usage::swf::SwfTree;
+use fairshare::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -22,12 +22,13 @@ use crate::table::{import_stream, is_table};
 pub const TREE_TABLE: &str = "<table>";
 
 /// Every option a function takes in its options dict.
-pub const OPTIONS: [&str; 23] = [
+pub const OPTIONS: [&str; 24] = [
     "tree",
     "format",
     "jobs",
     "jobs_format",
     "swf_tree",
+    "swf_unknown_wait",
     "pending",
     "pending_format",
     "slurm_conf",
@@ -65,11 +66,12 @@ const JOB_FORMATS: [(JobFormat, &str); 6] = [
     (JobFormat::Parquet, "parquet"),
     (JobFormat::Sacct, "sacct"),
     (JobFormat::SacctJson, "sacct-json"),
-    (JobFormat::Swf(SwfTree::GroupUser), "swf"),
+    (JobFormat::Swf(SwfOptions::DEFAULT), "swf"),
     (JobFormat::FluxDb, "flux-db"),
 ];
 const SWF_TREES: [(SwfTree, &str); 2] =
     [(SwfTree::GroupUser, "group-user"), (SwfTree::PartitionUser, "partition-user")];
+const SWF_UNKNOWN_WAITS: [(UnknownWait, &str); 2] = [(UnknownWait::Zero, "zero"), (UnknownWait::Skip, "skip")];
 const PENDING_FORMATS: [(PendingFormat, &str); 3] =
     [(PendingFormat::Csv, "csv"), (PendingFormat::Parquet, "parquet"), (PendingFormat::SqueueJson, "squeue-json")];
 
@@ -102,6 +104,9 @@ pub fn site_options(call: &mut Call, dict: Option<&Bound<'_, PyDict>>) -> PyResu
             "jobs" => o.jobs = Some(file_or_table(call, &key, &value, "<jobs table>")?),
             "jobs_format" => o.jobs_format = Some(choice("jobs_format", &text()?, &JOB_FORMATS)?),
             "swf_tree" => o.swf_tree = Some(choice("swf_tree", &text()?, &SWF_TREES)?),
+            "swf_unknown_wait" => {
+                o.swf_unknown_wait = Some(choice("swf_unknown_wait", &text()?, &SWF_UNKNOWN_WAITS)?);
+            }
             "pending" => o.pending = Some(file_or_table(call, &key, &value, "<pending table>")?),
             "pending_format" => o.pending_format = Some(choice("pending_format", &text()?, &PENDING_FORMATS)?),
             "slurm_conf" => o.slurm_conf = Some(path(&key, &value)?),

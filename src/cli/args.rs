@@ -204,6 +204,9 @@ pub struct UsageArgs {
     /// [default: group-user].
     #[arg(long, value_enum)]
     pub swf_tree: Option<SwfTreeArg>,
+    /// SWF traces: what a job whose wait time is unknown (-1) charges [default: zero].
+    #[arg(long, value_enum, value_name = "CHOICE")]
+    pub swf_unknown_wait: Option<SwfUnknownWaitArg>,
     /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights;
     /// or `(scontrol show config; scontrol show partition)` output.
     #[arg(long, value_name = "FILE")]
@@ -283,6 +286,14 @@ pub enum JobsFormatArg {
     Swf,
     /// A flux-accounting database's `jobs` table.
     FluxDb,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SwfUnknownWaitArg {
+    /// The job started at its submit time: its run time is charged from there.
+    Zero,
+    /// The job is skipped (and counted).
+    Skip,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

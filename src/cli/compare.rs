@@ -38,6 +38,7 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
             KeyValue::new("fairshare.variants".to_string(), a.variants.join(",")),
         ]);
         meta.extend(site.metadata());
+        meta.extend(fairshare::pipeline::charge_metadata(comparison.charge.as_ref()));
         write_parquet(out, &comparison.batch()?, meta)?;
     }
     let stdout = std::io::stdout();

@@ -22,7 +22,7 @@ use fairshare::output::parquet::{into_association_batch, jobs_batch, jobs_metada
 use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
 use fairshare::output::sshare_json::{SshareJsonOptions, write_sshare_json, write_sshare_yaml};
-use fairshare::pipeline::{PendingSource, Queue, Site, SiteOptions, score_to_parquet};
+use fairshare::pipeline::{PendingSource, Queue, Site, SiteOptions, charge_metadata, score_to_parquet};
 use fairshare::priority::SlurmPriority;
 use fairshare::{Error, Result};
 use progress::Terminal;
@@ -138,9 +138,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compute(a) => {
             let settings = Settings::new(&a.tree, &a.usage, None)?;
             let site = settings.options.resolve()?;
-            let (tree, result, _) = site.fair_share(&Terminal::new(settings.default_notes()))?;
+            let (tree, result, charge) = site.fair_share(&Terminal::new(settings.default_notes()))?;
             let mut meta = metadata(&result, &site.tree.source());
             meta.extend(site.metadata());
+            meta.extend(charge_metadata(charge.as_ref()));
             write_parquet(&a.out, &into_association_batch(&tree, result), meta)
         }
         Command::Usage(a) => usage::run(&a),

@@ -34,8 +34,8 @@ impl Progress {
     }
 }
 
-/// The command line's [`Observer`]: progress lines and stage timings on a terminal, the notes
-/// of the settings once the records are charged, and warnings always.
+/// The command line's [`Observer`]: progress lines and stage timings on a terminal; what the
+/// charging saw and the notes of the settings once the records are charged, and warnings, always.
 pub(crate) struct Terminal {
     /// Whether stderr is a terminal (stage lines are for people watching).
     interactive: bool,
@@ -53,13 +53,6 @@ impl Terminal {
     /// Whether stderr is a terminal.
     pub(crate) fn interactive(&self) -> bool {
         self.interactive
-    }
-
-    /// Says the notes (also for work that does not tell [`Observer::charged`]).
-    pub(crate) fn say_notes(&self) {
-        for note in &self.notes {
-            eprintln!("fairshare: {note}");
-        }
     }
 }
 
@@ -98,8 +91,11 @@ impl Observer for Terminal {
         }
     }
 
-    fn charged(&self) {
-        self.say_notes();
+    fn charged(&self, summary: &str) {
+        eprintln!("fairshare: {summary}");
+        for note in &self.notes {
+            eprintln!("fairshare: {note}");
+        }
     }
 
     fn warning(&self, message: &str) {

@@ -57,12 +57,7 @@ fn write_textfile(path: &Path, run: &Run, cluster: String) -> Result<()> {
     let facts = RunFacts {
         cluster,
         now: run.now,
-        records: run.charge.as_ref().map(|c| JobRecords {
-            read: c.records,
-            charged: c.charged,
-            not_started: c.not_started,
-            unmatched: c.unmatched,
-        }),
+        records: run.charge.as_ref().map(|c| JobRecords { read: c.records, charged: c.charged, skipped: c.skipped }),
         pending_jobs: run.queue.as_ref().map(|q| q.scores.len() as u64),
         stages: run.stages.done().iter().map(|(name, secs, _)| ((*name).to_string(), *secs)).collect(),
     };

@@ -12,11 +12,12 @@ use fairshare::pass::Algorithm;
 use fairshare::pipeline::{Decay, EmbeddedSite, SiteOptions};
 use fairshare::tree::Shares;
 use fairshare::usage::JobFormat;
-use fairshare::usage::swf::SwfTree;
+use fairshare::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 use fairshare::{Error, Result};
 
 use super::args::{
-    AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SlurmConfFormatArg, SwfTreeArg, TreeArgs, TreeFormatArg,
+    AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SlurmConfFormatArg, SwfTreeArg, SwfUnknownWaitArg, TreeArgs,
+    TreeFormatArg,
     UsageArgs,
 };
 
@@ -107,6 +108,10 @@ pub(crate) fn flags(t: &TreeArgs, u: &UsageArgs) -> Result<SiteOptions> {
             SwfTreeArg::GroupUser => SwfTree::GroupUser,
             SwfTreeArg::PartitionUser => SwfTree::PartitionUser,
         }),
+        swf_unknown_wait: u.swf_unknown_wait.map(|w| match w {
+            SwfUnknownWaitArg::Zero => UnknownWait::Zero,
+            SwfUnknownWaitArg::Skip => UnknownWait::Skip,
+        }),
         decay: u.decay.map(|d| match d {
             DecayArg::Slurm => Decay::Slurm,
             DecayArg::Exact => Decay::Exact,
@@ -153,14 +158,15 @@ fn algorithm(a: AlgoArg) -> Algorithm {
     }
 }
 
-/// The layout of an SWF trace is the `--swf-tree` option's, applied when the options resolve.
+/// How an SWF trace is read is the `--swf-tree` and `--swf-unknown-wait` options', applied when the
+/// options resolve.
 fn jobs_format(f: JobsFormatArg) -> JobFormat {
     match f {
         JobsFormatArg::Csv => JobFormat::Csv,
         JobsFormatArg::Parquet => JobFormat::Parquet,
         JobsFormatArg::Sacct => JobFormat::Sacct,
         JobsFormatArg::SacctJson => JobFormat::SacctJson,
-        JobsFormatArg::Swf => JobFormat::Swf(SwfTree::GroupUser),
+        JobsFormatArg::Swf => JobFormat::Swf(SwfOptions::DEFAULT),
         JobsFormatArg::FluxDb => JobFormat::FluxDb,
     }
 }

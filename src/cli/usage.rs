@@ -27,7 +27,6 @@ pub(crate) fn run(a: &UsageCmdArgs) -> Result<()> {
     let observer = Terminal::new(settings.default_notes());
     if !instants.is_empty() {
         let w = write_history(&site, instants, &a.out, &observer)?;
-        observer.say_notes();
         if w.kept + w.replaced > 0 {
             eprintln!(
                 "fairshare: added {} instant(s) to the history in {} ({} earlier instant(s) kept, {} replaced)",
@@ -37,15 +36,13 @@ pub(crate) fn run(a: &UsageCmdArgs) -> Result<()> {
                 w.replaced
             );
         }
-        if let Some(u) = &site.usage {
-            u.warn_unmatched(&w.report, &observer);
-        }
         return Ok(());
     }
     let mut input = site.tree_input()?;
-    site.charge(&mut input, &observer)?;
+    let charge = site.charge(&mut input, &observer)?;
     let mut meta = fairshare::output::parquet::version_metadata();
     meta.extend(site.metadata());
+    meta.extend(fairshare::pipeline::charge_metadata(charge.as_ref()));
     fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
 }
 

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use crate::error::{Error, Result};
 use crate::pass::{FairShare, NO_VAL};
 use crate::tree::AssocTree;
+use crate::usage::Skipped;
 
 /// What a run did, beside its tree and fair-share.
 #[derive(Clone, Debug, Default)]
@@ -34,7 +35,7 @@ pub struct RunFacts {
     pub cluster: String,
     /// The evaluation time, epoch seconds.
     pub now: i64,
-    /// The job records (read, charged, not started, unmatched), when usage was charged from them.
+    /// The job records (read, charged, skipped per reason), when usage was charged from them.
     pub records: Option<JobRecords>,
     /// Pending jobs scored (rows of sprio), when there was a queue.
     pub pending_jobs: Option<u64>,
@@ -49,10 +50,8 @@ pub struct JobRecords {
     pub read: u64,
     /// Records charged to an association.
     pub charged: u64,
-    /// Records of jobs that never started.
-    pub not_started: u64,
-    /// Records that match no association.
-    pub unmatched: u64,
+    /// Records skipped, per reason.
+    pub skipped: Skipped,
 }
 
 /// Where the file goes, named in write errors.
@@ -147,11 +146,12 @@ fn run_metrics(s: &mut String, tree: &AssocTree, fs: &FairShare, facts: &RunFact
         header(
             s,
             "fairshare_run_job_records",
-            "Job records of the run by state: read, charged, not started (cost nothing), unmatched (no association).",
+            "Job records of the run by state: read, charged, or the reason they were skipped (not_started, \
+             unmatched: no association, and an SWF trace's cancelled, unknown_submit, unknown_run_time, unknown_wait, \
+             no_processors).",
         );
-        for (state, n) in
-            [("read", r.read), ("charged", r.charged), ("not_started", r.not_started), ("unmatched", r.unmatched)]
-        {
+        let skipped = r.skipped.iter().map(|(reason, n)| (reason.name(), n));
+        for (state, n) in [("read", r.read), ("charged", r.charged)].into_iter().chain(skipped) {
             let _ = writeln!(s, "fairshare_run_job_records{{state=\"{state}\"}} {n}");
         }
     }
@@ -210,6 +210,7 @@ fn number(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::pass::{Algorithm, Params, compute};
+    use crate::usage::Skip;
 
     /// The exposition grammar for the lines this writer makes: `# HELP name text`, `# TYPE name
     /// gauge`, and `name{label="value",...} number` with no timestamp. Returns the samples.
@@ -285,11 +286,19 @@ mod tests {
         }
     }
 
+    /// One record never started, one matches no association.
+    fn skipped() -> Skipped {
+        let mut skipped = Skipped::default();
+        skipped[Skip::NotStarted] = 1;
+        skipped[Skip::Unmatched] = 1;
+        skipped
+    }
+
     fn facts() -> RunFacts {
         RunFacts {
             cluster: "odyssey".into(),
             now: 1_767_830_400,
-            records: Some(JobRecords { read: 10, charged: 8, not_started: 1, unmatched: 1 }),
+            records: Some(JobRecords { read: 10, charged: 8, skipped: skipped() }),
             pending_jobs: Some(3),
             stages: vec![("usage".into(), 0.5), ("fairshare".into(), 1e-7)],
         }
@@ -318,6 +327,7 @@ mod tests {
             assert_eq!(levels > 0, algo == Algorithm::FairTree);
             assert!(samples.iter().any(|s| s.0 == "fairshare_run_stage_seconds" && s.2 == 1e-7));
             assert!(text.contains("fairshare_run_job_records{state=\"unmatched\"} 1\n"));
+            assert!(text.contains("fairshare_run_job_records{state=\"unknown_wait\"} 0\n"));
         }
     }
 

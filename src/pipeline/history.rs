@@ -48,11 +48,13 @@ pub struct HistoryInstant {
     pub metadata: Vec<KeyValue>,
 }
 
-/// Charges the site's job records once for every instant of `instants` and hands each instant's
-/// state to `each`, in order; returns what the charging saw.
+/// Charges the site's job records once for every instant of `instants`, tells `observer` what
+/// the charging saw ([`super::UsageConfig::tell`]), and hands each instant's state to `each`, in
+/// order; returns what the charging saw.
 ///
 /// # Errors
-/// No job records in the site, reading or charging them, the tree, or `each`'s error.
+/// No job records in the site, reading or charging them (every record skipped included), the
+/// tree, or `each`'s error.
 pub fn for_each_history_instant(
     site: &Site,
     instants: Vec<i64>,
@@ -67,6 +69,8 @@ pub fn for_each_history_instant(
     let ctx = crate::usage::ChargeContext::new(&input, conf, qos, usage.model(algorithm));
     let instants = Instants::new(instants, |t| usage.model_at(algorithm, t));
     let history = charge_history(&usage.jobs, usage.format, &ctx, instants)?;
+    usage.check_charged(&history.report)?;
+    usage.tell(&history.report, observer);
     let tree = AssocTree::build(input.clone())?;
     // Tree row of each input record.
     let row_of_id: HashMap<u64, usize> = tree.ids().iter().enumerate().map(|(row, &id)| (id, row)).collect();
@@ -110,6 +114,7 @@ pub fn for_each_history_instant(
         let mut meta = metadata(&result, &source);
         meta.extend(site.tree.what_if_metadata());
         meta.extend(usage.metadata_at(algorithm, t).into_iter().map(|(k, v)| KeyValue::new(k, v)));
+        meta.extend(super::charge_metadata(Some(&history.report)));
         each(HistoryInstant { at: t, batch, metadata: meta })
     })?;
     observer.progress("writing the history", total, total, "instants");

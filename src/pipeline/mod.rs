@@ -14,7 +14,7 @@
 //! let mut options = SiteOptions { half_life: Some("3d".into()), ..SiteOptions::default() };
 //! options.under_site_file(&files.site_file())?;
 //! let run = options.resolve()?.run(false, &Silent)?;
-//! assert_eq!(run.charge.expect("the seed site has job records").unmatched, 0);
+//! assert_eq!(run.charge.expect("the seed site has job records").skipped[fairshare::usage::Skip::Unmatched], 0);
 //! assert_eq!(run.queue.expect("the seed site has a pending queue").formula, "slurm");
 //! # Ok::<(), fairshare::Error>(())
 //! ```
@@ -61,8 +61,9 @@ pub trait Observer: Sync {
     fn step(&self, _what: &str) {}
     /// The step [`Observer::step`] started is done.
     fn step_done(&self) {}
-    /// The job records have been charged.
-    fn charged(&self) {}
+    /// The job records have been charged; `summary` says how many were read, charged and
+    /// skipped, per reason (`charged 120 of 132 job records (jobs.csv); skipped 12 (...)`).
+    fn charged(&self, _summary: &str) {}
     /// Something the user should know that does not stop the work (records that match no
     /// association, jobs without one).
     fn warning(&self, _message: &str) {}
@@ -235,7 +236,7 @@ impl Site {
         stages.finish(
             "usage",
             || match &charge {
-                Some(r) => format!("{} job records, {} charged", r.records, r.charged),
+                Some(r) => format!("{} job records, {} charged, {} skipped", r.records, r.charged, r.skipped.total()),
                 None => "no job records: usage as given".into(),
             },
             observer,
@@ -267,6 +268,13 @@ impl Site {
             stages,
         })
     }
+}
+
+/// What the charging of job records saw (`report`; none: no metadata), as Parquet outputs record
+/// it: [`ChargeReport::counts`] under `fairshare.`.
+pub fn charge_metadata(report: Option<&ChargeReport>) -> Vec<KeyValue> {
+    let counts = report.map(ChargeReport::counts).unwrap_or_default();
+    counts.into_iter().map(|(k, n)| KeyValue::new(format!("fairshare.{k}"), n.to_string())).collect()
 }
 
 /// The tree of `input` and its fair-share; when its usage was charged from job records

@@ -22,7 +22,7 @@ use crate::pass::{Algorithm, Params};
 use crate::tree::{Shares, TreeColumns};
 use crate::usage::JobFormat;
 use crate::usage::reset::parse_timezone;
-use crate::usage::swf::SwfTree;
+use crate::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 use crate::{Error, Result};
 
 /// Every option of a site, each unset until a front end or a site file sets it. Times and
@@ -62,6 +62,8 @@ pub struct SiteOptions {
     pub jobs_format: Option<JobFormat>,
     /// The tree an SWF trace implies (default: group → user).
     pub swf_tree: Option<SwfTree>,
+    /// What an SWF job whose wait is unknown charges (default: it started at its submit time).
+    pub swf_unknown_wait: Option<UnknownWait>,
     /// The decay model (default: Slurm's).
     pub decay: Option<Decay>,
     /// The evaluation time (default: now; required with job records).
@@ -267,12 +269,15 @@ impl SiteOptions {
     fn usage_config(&self, jobs: &std::path::Path, conf: Option<&SlurmConf>) -> Result<UsageConfig> {
         let now = time(self.now.as_deref().ok_or_else(|| Error::Usage("--jobs needs --now".into()))?, "--now")?;
         let first_pass = self.first_pass.as_deref().map(|t| time(t, "--first-pass")).transpose()?;
-        let layout = self.swf_tree.unwrap_or(SwfTree::GroupUser);
+        let swf = JobFormat::Swf(SwfOptions {
+            tree: self.swf_tree.unwrap_or(SwfTree::GroupUser),
+            unknown_wait: self.swf_unknown_wait.unwrap_or(UnknownWait::Zero),
+        });
         let format = match self.jobs_format {
-            Some(JobFormat::Swf(_)) => JobFormat::Swf(layout),
+            Some(JobFormat::Swf(_)) => swf,
             Some(f) => f,
             None => match JobFormat::detect(jobs)? {
-                JobFormat::Swf(_) => JobFormat::Swf(layout),
+                JobFormat::Swf(_) => swf,
                 f => f,
             },
         };

@@ -12,6 +12,7 @@ use crate::output::atomic::{AtomicDir, AtomicFile, DirKind};
 use crate::output::parquet::{association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
 use crate::output::sprio::{Format, SprioOptions, write_sprio};
 use crate::output::sshare::{SshareOptions, write_sshare};
+use crate::usage::ChargeReport;
 use crate::{Error, Result};
 
 /// Stage timings of a run, each told to the observer as it finishes.
@@ -132,6 +133,7 @@ impl Run {
         let dir = AtomicDir::create(out_dir, DirKind::Run)?;
         let mut meta = metadata(result, &self.source);
         meta.extend(self.metadata.iter().cloned());
+        meta.extend(super::charge_metadata(self.charge.as_ref()));
         write_parquet(&dir.path().join("associations.parquet"), &association_batch(tree, result), meta)?;
         let mut text = AtomicFile::create(&dir.path().join("sshare.txt"))?;
         let sshare_opts =
@@ -141,11 +143,8 @@ impl Run {
         let mut rows = serde_json::Map::new();
         rows.insert("associations".into(), tree.len().into());
         rows.insert("user_associations".into(), tree.user_count().into());
-        if let Some(r) = &self.charge {
-            rows.insert("job_records".into(), r.records.into());
-            rows.insert("job_records_charged".into(), r.charged.into());
-            rows.insert("job_records_unmatched".into(), r.unmatched.into());
-            rows.insert("job_records_not_started".into(), r.not_started.into());
+        for (key, n) in self.charge.as_ref().map(ChargeReport::counts).unwrap_or_default() {
+            rows.insert(key, n.into());
         }
         if let Some(skipped) = self.flux_jobs_skipped {
             rows.insert("flux_jobs_skipped".into(), skipped.into());

@@ -15,7 +15,7 @@ use crate::io::TreeFormat;
 use crate::jobs::PendingFormat;
 use crate::pass::Algorithm;
 use crate::usage::JobFormat;
-use crate::usage::swf::SwfTree;
+use crate::usage::swf::SwfOptions;
 use crate::{Error, Result};
 
 /// The file as TOML holds it.
@@ -90,7 +90,7 @@ const JOB_FORMATS: &[(&str, JobFormat)] = &[
     ("parquet", JobFormat::Parquet),
     ("sacct", JobFormat::Sacct),
     ("sacct-json", JobFormat::SacctJson),
-    ("swf", JobFormat::Swf(SwfTree::GroupUser)),
+    ("swf", JobFormat::Swf(SwfOptions::DEFAULT)),
     ("flux-db", JobFormat::FluxDb),
 ];
 const PENDING_FORMATS: &[(&str, PendingFormat)] =

@@ -14,7 +14,7 @@ use crate::tree::TreeInput;
 use crate::usage::flux::FluxUsageConfig;
 use crate::usage::flux_records::{FluxRecords, charge_flux_records};
 use crate::usage::reset::last_boundary;
-use crate::usage::{ChargeReport, DecayModel, ExactDecay, JobFormat, SlurmDecay, charge_jobs};
+use crate::usage::{ChargeReport, DecayModel, ExactDecay, JobFormat, Skip, SlurmDecay, charge_jobs};
 use crate::{Error, Result};
 
 /// How usage decays.
@@ -138,16 +138,16 @@ impl UsageConfig {
     pub fn tree_input(&self, tree: Option<TreeInput>) -> Result<Option<TreeInput>> {
         match (tree, self.format) {
             (Some(t), _) => Ok(Some(t)),
-            (None, JobFormat::Swf(layout)) => crate::usage::swf::tree(&self.jobs, layout).map(Some),
+            (None, JobFormat::Swf(swf)) => crate::usage::swf::tree(&self.jobs, swf.tree).map(Some),
             (None, _) => Ok(None),
         }
     }
 
     /// Charges the records into the user associations of `input`; `observer` hears the progress,
-    /// that the charging is done, and a warning about records that match no association.
+    /// and then what [`UsageConfig::tell`] says.
     ///
     /// # Errors
-    /// As [`charge_jobs`].
+    /// As [`charge_jobs`], or every record skipped ([`UsageConfig::check_charged`]).
     pub fn charge(
         &self,
         input: &mut TreeInput,
@@ -167,20 +167,68 @@ impl UsageConfig {
             });
             charge_jobs(input, &self.jobs, self.format, conf, qos, self.model(algorithm), Some(progress))?
         };
-        observer.charged();
-        self.warn_unmatched(&report, observer);
+        self.check_charged(&report)?;
+        self.tell(&report, observer);
         Ok(report)
     }
 
-    /// Warns once about the records that matched no association.
-    pub fn warn_unmatched(&self, report: &ChargeReport, observer: &dyn Observer) {
+    /// Tells `observer` what the charging saw: that it is done, with a one-line summary of the
+    /// records read, charged and skipped per reason ([`Observer::charged`]), and a warning about
+    /// the records that match no association.
+    pub fn tell(&self, report: &ChargeReport, observer: &dyn Observer) {
+        observer.charged(&self.summary(report));
         if let Some((job, line)) = report.first_unmatched {
             observer.warning(&format!(
                 "{} job record(s) match no association and charge nothing, e.g. job {job} at {}:{line}",
-                report.unmatched,
+                report.skipped[Skip::Unmatched],
                 self.jobs.display()
             ));
         }
+    }
+
+    /// `charged 120 of 132 job records (jobs.csv); skipped 12 (no association: 10, never
+    /// started: 2)`, and for an SWF trace whose unknown waits were taken as zero, how many.
+    pub fn summary(&self, report: &ChargeReport) -> String {
+        let mut s = format!("charged {} of {} job records ({})", report.charged, report.records, shown(&self.jobs));
+        if report.skipped.total() > 0 {
+            s.push_str(&format!("; skipped {} ({})", report.skipped.total(), reasons(report)));
+        }
+        if report.started_at_submit > 0 {
+            s.push_str(&format!(
+                "; {} with an unknown wait started at their submit time (--swf-unknown-wait zero)",
+                report.started_at_submit
+            ));
+        }
+        s
+    }
+
+    /// Refuses a charge that skipped every record it read: its usage would be all zero, which
+    /// says nothing about the site. The message says why they were skipped, and what would
+    /// charge them where an option can.
+    ///
+    /// # Errors
+    /// Records were read and none was charged.
+    pub fn check_charged(&self, report: &ChargeReport) -> Result<()> {
+        if report.records == 0 || report.charged > 0 {
+            return Ok(());
+        }
+        let mut message = match report.records {
+            1 => format!("its one job record cannot be charged: {}", reasons(report)),
+            n => format!("none of the {n} job records can be charged: {}", reasons(report)),
+        };
+        if report.skipped[Skip::UnknownWait] > 0 {
+            message.push_str(
+                "; --swf-unknown-wait zero charges a job whose wait is unknown from its submit time, as if it \
+                 started at once",
+            );
+        }
+        if let Some((job, line)) = report.first_unmatched {
+            message.push_str(&format!(
+                "; no association of the tree has the user and account of job {job} (line {line}): is it this \
+                 cluster's tree?"
+            ));
+        }
+        Err(Error::input(&self.jobs, None, message))
     }
 
     /// The usage parameters, for the output metadata.
@@ -205,6 +253,9 @@ impl UsageConfig {
             ("fairshare.reset_period", format!("{:?}", self.reset_period).to_uppercase()),
             ("fairshare.timezone", self.timezone.name().to_string()),
         ];
+        if let JobFormat::Swf(swf) = self.format {
+            m.push(("fairshare.swf_unknown_wait", swf.unknown_wait.name().to_string()));
+        }
         if let DecayModel::Slurm(d) = model {
             m.push(("fairshare.calc_period", d.calc_period.to_string()));
             m.push(("fairshare.first_pass", d.first_pass.to_string()));
@@ -217,4 +268,11 @@ impl UsageConfig {
         }
         m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
     }
+}
+
+/// The reasons records were skipped, with their counts: `no association: 10, never started: 2`.
+fn reasons(report: &ChargeReport) -> String {
+    let reasons: Vec<String> =
+        report.skipped.iter().filter(|&(_, n)| n > 0).map(|(r, n)| format!("{}: {n}", r.describe())).collect();
+    reasons.join(", ")
 }

@@ -58,17 +58,108 @@ impl DecayModel {
     }
 }
 
-/// What a charging run saw.
+/// Why a job record charges nothing. Each skipped record is counted under one reason: the first
+/// its reader or the charger finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// The job never started (sacct's `Start` unset): it cost nothing.
+    NotStarted,
+    /// SWF: a job cancelled (status 5) with no run time (0 or unknown): it never ran.
+    Cancelled,
+    /// SWF: the submit time is unknown (`-1`): the job cannot be placed in time.
+    UnknownSubmit,
+    /// SWF: the run time is unknown (`-1`).
+    UnknownRunTime,
+    /// SWF: the wait time is unknown (`-1`), and `--swf-unknown-wait skip` skips such jobs.
+    UnknownWait,
+    /// SWF: neither allocated nor requested processors are known, or they are 0.
+    NoProcessors,
+    /// The record matches no association (it charges nothing, as in Slurm).
+    Unmatched,
+}
+
+impl Skip {
+    /// Every reason, in the order reports list them.
+    pub const ALL: [Skip; 7] = [
+        Skip::NotStarted,
+        Skip::Cancelled,
+        Skip::UnknownSubmit,
+        Skip::UnknownRunTime,
+        Skip::UnknownWait,
+        Skip::NoProcessors,
+        Skip::Unmatched,
+    ];
+
+    /// The reason's name in counts' keys (run.json's `job_records_<name>`, the Parquet
+    /// metadata, Prometheus' `state` label).
+    pub fn name(self) -> &'static str {
+        match self {
+            Skip::NotStarted => "not_started",
+            Skip::Cancelled => "cancelled",
+            Skip::UnknownSubmit => "unknown_submit",
+            Skip::UnknownRunTime => "unknown_run_time",
+            Skip::UnknownWait => "unknown_wait",
+            Skip::NoProcessors => "no_processors",
+            Skip::Unmatched => "unmatched",
+        }
+    }
+
+    /// The reason in words, as messages say it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Skip::NotStarted => "never started",
+            Skip::Cancelled => "cancelled before running",
+            Skip::UnknownSubmit => "unknown submit time",
+            Skip::UnknownRunTime => "unknown run time",
+            Skip::UnknownWait => "unknown wait",
+            Skip::NoProcessors => "no processors",
+            Skip::Unmatched => "no association",
+        }
+    }
+}
+
+/// Records skipped, per reason ([`Skip`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped([u64; Skip::ALL.len()]);
+
+impl Skipped {
+    /// Records skipped for any reason.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// (reason, count) of every reason, in [`Skip::ALL`]'s order, zeros included.
+    pub fn iter(&self) -> impl Iterator<Item = (Skip, u64)> + '_ {
+        Skip::ALL.into_iter().map(|r| (r, self[r]))
+    }
+}
+
+impl std::ops::Index<Skip> for Skipped {
+    type Output = u64;
+
+    fn index(&self, reason: Skip) -> &u64 {
+        &self.0[reason as usize]
+    }
+}
+
+impl std::ops::IndexMut<Skip> for Skipped {
+    fn index_mut(&mut self, reason: Skip) -> &mut u64 {
+        &mut self.0[reason as usize]
+    }
+}
+
+/// What a charging run saw: every record read is charged or skipped for one reason.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChargeReport {
     /// Records read.
     pub records: u64,
     /// Records charged to an association.
     pub charged: u64,
-    /// Records of jobs that never started (they cost nothing).
-    pub not_started: u64,
-    /// Records that match no association (they charge nothing, as in Slurm).
-    pub unmatched: u64,
+    /// Records skipped (they charge nothing), per reason.
+    pub skipped: Skipped,
+    /// Records charged whose wait was unknown and taken as zero: started at their submit time
+    /// (SWF, `--swf-unknown-wait zero`).
+    pub started_at_submit: u64,
     /// The first unmatched record's job id and line (or row), for the warning.
     pub first_unmatched: Option<(u64, u64)>,
     /// Under Slurm's decay for the classic algorithm, each record's usage at the start of the last
@@ -84,10 +175,49 @@ impl ChargeReport {
     pub fn add_counts(&mut self, other: &ChargeReport) {
         self.records += other.records;
         self.charged += other.charged;
-        self.not_started += other.not_started;
-        self.unmatched += other.unmatched;
+        for reason in Skip::ALL {
+            self.skipped[reason] += other.skipped[reason];
+        }
+        self.started_at_submit += other.started_at_submit;
         self.first_unmatched =
             [self.first_unmatched, other.first_unmatched].into_iter().flatten().min_by_key(|&(job, line)| (line, job));
+    }
+
+    /// The counts by name, as run.json's `rows` and (prefixed `fairshare.`) the Parquet
+    /// metadata hold them: `job_records`, `job_records_charged`, `job_records_skipped`, one
+    /// `job_records_<reason>` per [`Skip`] (zeros included, so the keys do not depend on the
+    /// records), and `job_records_started_at_submit`.
+    pub fn counts(&self) -> Vec<(String, u64)> {
+        let mut counts = vec![
+            ("job_records".to_string(), self.records),
+            ("job_records_charged".to_string(), self.charged),
+            ("job_records_skipped".to_string(), self.skipped.total()),
+        ];
+        counts.extend(self.skipped.iter().map(|(r, n)| (format!("job_records_{}", r.name()), n)));
+        counts.push(("job_records_started_at_submit".to_string(), self.started_at_submit));
+        counts
+    }
+
+    /// The report whose [`ChargeReport::counts`] `count` looks up by name (the skipped total is
+    /// their sum; `first_unmatched` and `pass_start` unset).
+    ///
+    /// # Errors
+    /// The name of the first count `count` does not have.
+    pub fn from_counts(count: impl Fn(&str) -> Option<u64>) -> Result<ChargeReport, String> {
+        let get = |name: &str| count(name).ok_or_else(|| name.to_string());
+        let (records, charged) = (get("job_records")?, get("job_records_charged")?);
+        let mut skipped = Skipped::default();
+        for reason in Skip::ALL {
+            skipped[reason] = get(&format!("job_records_{}", reason.name()))?;
+        }
+        Ok(ChargeReport {
+            records,
+            charged,
+            skipped,
+            started_at_submit: get("job_records_started_at_submit")?,
+            first_unmatched: None,
+            pass_start: None,
+        })
     }
 }
 
@@ -377,7 +507,8 @@ impl UsageCharger<'_, '_> {
     }
 
     /// Counts a record and resolves it to (association row, start, billing per second with the
-    /// QOS factor); `None` for a job that never started or matches no association.
+    /// QOS factor); `None` for a record skipped: its reader says why ([`JobRef::skip`]), it
+    /// never started, or it matches no association.
     ///
     /// # Errors
     /// A start or end outside [`TIME_RANGE`](crate::io::read::time::TIME_RANGE), a partition slurm.conf does
@@ -397,14 +528,17 @@ impl UsageCharger<'_, '_> {
                 check_time(t).map_err(|m| Error::input(path, job.line, format!("{what}: {m}")))?;
             }
         }
-        let Some(start) = job.start else {
-            self.part.report.not_started += 1;
-            return Ok(None);
+        let start = match (job.skip, job.start) {
+            (None, Some(start)) => start,
+            (reason, _) => {
+                self.part.report.skipped[reason.unwrap_or(Skip::NotStarted)] += 1;
+                return Ok(None);
+            }
         };
         let pair = PairRef { user: job.user, account: job.account };
         let row = self.ctx.pairs.get(&pair).and_then(|a| a.find(job.partition));
         let Some(row) = row else {
-            self.part.report.unmatched += 1;
+            self.part.report.skipped[Skip::Unmatched] += 1;
             self.part.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
         };
@@ -424,6 +558,7 @@ impl UsageCharger<'_, '_> {
             ));
         }
         self.part.report.charged += 1;
+        self.part.report.started_at_submit += u64::from(job.started_at_submit);
         Ok(Some(Resolved { row, start, billable, factor }))
     }
 
@@ -767,4 +902,45 @@ fn too_large(input: &TreeInput, row: usize, path: &Path) -> Error {
             r.line
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_has_its_own_count_and_name() {
+        let mut report = ChargeReport { records: 30, charged: 2, started_at_submit: 1, ..ChargeReport::default() };
+        for (k, reason) in Skip::ALL.into_iter().enumerate() {
+            report.skipped[reason] = k as u64 + 1;
+        }
+        assert_eq!(report.skipped.total(), 28);
+        let counts = report.counts();
+        let names: Vec<&str> = counts.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "job_records",
+                "job_records_charged",
+                "job_records_skipped",
+                "job_records_not_started",
+                "job_records_cancelled",
+                "job_records_unknown_submit",
+                "job_records_unknown_run_time",
+                "job_records_unknown_wait",
+                "job_records_no_processors",
+                "job_records_unmatched",
+                "job_records_started_at_submit",
+            ]
+        );
+        let values: Vec<u64> = counts.iter().map(|&(_, n)| n).collect();
+        assert_eq!(values, [30, 2, 28, 1, 2, 3, 4, 5, 6, 7, 1]);
+        let map: std::collections::HashMap<String, u64> = counts.into_iter().collect();
+        assert_eq!(ChargeReport::from_counts(|k| map.get(k).copied()), Ok(report.clone()));
+        assert_eq!(ChargeReport::from_counts(|_| None), Err("job_records".to_string()));
+        // Two parts add up, reason by reason.
+        let mut twice = report.clone();
+        twice.add_counts(&report);
+        assert_eq!((twice.records, twice.skipped[Skip::UnknownWait], twice.started_at_submit), (60, 10, 2));
+    }
 }

@@ -219,6 +219,8 @@ mod tests {
                 tres_alloc: "",
                 time_limit: None,
                 line: line_no,
+                skip: None,
+                started_at_submit: false,
             };
             sink(&job)
         }

@@ -27,7 +27,7 @@ pub mod slurm_decay;
 pub mod swf;
 pub mod tres;
 
-pub use charge::{ChargeContext, ChargeReport, DecayModel, PartialUsage, Progress, UsageCharger};
+pub use charge::{ChargeContext, ChargeReport, DecayModel, PartialUsage, Progress, Skip, Skipped, UsageCharger};
 pub use exact::ExactDecay;
 pub use records::{JobFormat, for_each_job};
 pub use slurm_decay::SlurmDecay;
@@ -56,6 +56,13 @@ pub struct JobRef<'a> {
     pub time_limit: Option<u32>,
     /// 1-based line or row in the input, for error messages.
     pub line: u64,
+    /// Why the record cannot be charged, when its reader knows more than a missing `start`
+    /// says (an SWF trace's unknown run time); `None` for the rest. A record with a reason is
+    /// counted under it and charges nothing.
+    pub skip: Option<Skip>,
+    /// The job's wait was unknown and is taken as zero: `start` is its submit time (SWF,
+    /// `--swf-unknown-wait zero`); counted, so that reports say how many.
+    pub started_at_submit: bool,
 }
 
 /// What a reader calls for every record; an error stops the read and is returned as is.

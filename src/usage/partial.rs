@@ -1,7 +1,7 @@
 //! A [`PartialUsage`] as an Arrow record batch, to ship between processes (a cluster's tasks):
 //! one row per record of the tree input, the four limbs of its exact sum (and of its sum at the
-//! last pass's start, and of each TRES's sum with its run seconds, when kept), the counts and the
-//! TRES names in the schema's metadata.
+//! last pass's start, and of each TRES's sum with its run seconds, when kept), the counts in the
+//! schema's metadata under their names in run.json ([`ChargeReport::counts`]), and the TRES names.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,14 +9,11 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
 
-use super::PartialUsage;
 use super::exact_sum::ExactSum;
 use super::tres::TresSums;
+use super::{ChargeReport, PartialUsage};
 use crate::config::Tres;
 use crate::{Error, Result};
-
-/// The counts kept in the metadata, by name.
-const COUNTS: [&str; 4] = ["records", "charged", "not_started", "unmatched"];
 
 impl PartialUsage {
     /// The part as a record batch: columns `sum_0`..`sum_3` (and `pass_start_0`..`_3`), least
@@ -48,11 +45,7 @@ impl PartialUsage {
             }
         }
         let r = &self.report;
-        let mut meta: HashMap<String, String> = COUNTS
-            .iter()
-            .zip([r.records, r.charged, r.not_started, r.unmatched])
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let mut meta: HashMap<String, String> = r.counts().into_iter().map(|(k, v)| (k, v.to_string())).collect();
         if let Some((job, line)) = r.first_unmatched {
             meta.insert("first_unmatched".into(), format!("{job} {line}"));
         }
@@ -93,9 +86,6 @@ impl PartialUsage {
             ))
         };
         let meta = batch.schema().metadata().clone();
-        let count = |k: &str| -> Result<u64> {
-            meta.get(k).and_then(|v| v.parse().ok()).ok_or_else(|| bad(format!("no count {k:?} in the metadata")))
-        };
         let first_unmatched = match meta.get("first_unmatched") {
             None => None,
             Some(v) => {
@@ -132,25 +122,17 @@ impl PartialUsage {
                 Some(if k == 0 { TresSums::untracked(names) } else { TresSums::from_dense(names, &usage, &run_secs) })
             }
         };
-        Ok(PartialUsage {
-            sums,
-            pass_start: limbs("pass_start")?,
-            tres,
-            report: super::ChargeReport {
-                records: count("records")?,
-                charged: count("charged")?,
-                not_started: count("not_started")?,
-                unmatched: count("unmatched")?,
-                first_unmatched,
-                pass_start: None,
-            },
-        })
+        let pass_start = limbs("pass_start")?;
+        let report = ChargeReport::from_counts(|k| meta.get(k).and_then(|v| v.parse().ok()))
+            .map_err(|k| bad(format!("no count {k:?} in the metadata")))?;
+        Ok(PartialUsage { sums, pass_start, tres, report: ChargeReport { first_unmatched, ..report } })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::usage::{Skip, Skipped};
 
     #[test]
     fn a_part_survives_its_batch() {
@@ -162,19 +144,24 @@ mod tests {
         counts[0] = 3;
         let mut tres = TresSums::new(names);
         tres.charge(2, 2.5, 60, &counts).unwrap();
-        let part = PartialUsage {
+        let mut part = PartialUsage {
             sums: sums.clone(),
             pass_start: Some(sums),
             tres: Some(tres),
-            report: super::super::ChargeReport {
-                records: 9,
+            report: ChargeReport {
+                records: 12,
                 charged: 7,
-                not_started: 1,
-                unmatched: 1,
+                skipped: Skipped::default(),
+                started_at_submit: 2,
                 first_unmatched: Some((42, 5)),
                 pass_start: None,
             },
         };
+        // Every reason its own count, so a mixed-up name shows.
+        for (k, reason) in Skip::ALL.into_iter().enumerate() {
+            part.report.skipped[reason] = k as u64 + 1;
+        }
+        part.report.records = part.report.charged + part.report.skipped.total();
         assert_eq!(PartialUsage::from_batch(&part.to_batch(), "t").unwrap(), part);
         let without = PartialUsage { pass_start: None, tres: None, ..part };
         assert_eq!(PartialUsage::from_batch(&without.to_batch(), "t").unwrap(), without);

@@ -18,7 +18,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader,
 
 use super::charge::{ChargeContext, UsageCharger};
 use super::lines::{LineParser, read_header, read_lines};
-use super::swf::SwfTree;
+use super::swf::SwfOptions;
 use super::{JobRef, JobSink};
 use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
@@ -39,8 +39,8 @@ pub enum JobFormat {
     Sacct,
     /// `sacct --json`.
     SacctJson,
-    /// A Standard Workload Format trace, with its tree layout.
-    Swf(SwfTree),
+    /// A Standard Workload Format trace, with its tree layout and what an unknown wait charges.
+    Swf(SwfOptions),
     /// The `jobs` table of a flux-accounting database.
     FluxDb,
 }
@@ -59,7 +59,8 @@ impl JobFormat {
     }
 
     /// Guesses the format: Parquet's or SQLite's magic bytes, a JSON object with `"jobs"` (sacct
-    /// --json), an `.swf` name or a `;` comment line, a `|` in the header (sacct), else canonical CSV. An SWF trace gets the group → user layout.
+    /// --json), an `.swf` name or a `;` comment line, a `|` in the header (sacct), else canonical CSV. An SWF trace gets the
+    /// default [`SwfOptions`] (group → user, an unknown wait taken as zero).
     ///
     /// # Errors
     /// The file cannot be read.
@@ -80,7 +81,7 @@ impl JobFormat {
         let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
         let swf_name = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("swf"));
         Ok(if swf_name || first.starts_with(b";") {
-            JobFormat::Swf(SwfTree::GroupUser)
+            JobFormat::Swf(SwfOptions::default())
         } else if first.contains(&b'|') {
             JobFormat::Sacct
         } else {
@@ -99,7 +100,7 @@ pub fn for_each_job(path: &Path, format: JobFormat, sink: &mut JobSink<'_>) -> R
         JobFormat::Parquet => read_parquet(path, sink),
         JobFormat::Sacct => super::sacct::read(path, sink),
         JobFormat::SacctJson => super::sacct_json::read(path, sink),
-        JobFormat::Swf(layout) => super::swf::read(path, layout, sink),
+        JobFormat::Swf(options) => super::swf::read(path, options, sink),
         JobFormat::FluxDb => super::flux_db::jobs::read(path, sink),
     }
 }
@@ -212,6 +213,8 @@ impl LineParser for CsvLines {
             tres_alloc: tres.trim(),
             time_limit,
             line: line_no,
+            skip: None,
+            started_at_submit: false,
         };
         let result = sink(&job);
         *spare = recycle(fields);
@@ -370,6 +373,8 @@ fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, s
                 tres_alloc: tres.get(i).unwrap_or_default(),
                 time_limit: limits.as_ref().and_then(|l| l[i]),
                 line: row,
+                skip: None,
+                started_at_submit: false,
             };
             sink(&job)?;
         }

@@ -5,7 +5,8 @@
 //! (`JobID|JobIDRaw|Cluster|Partition|QOS|Account|Group|GID|User|UID|Submit|Eligible|Start|End|
 //! Elapsed|ExitCode|State|NNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES|AllocTRES|Timelimit|NodeList|JobName`)
 //! is the usual one. Required: `User`, `Account`, `Partition`, `Start`, `JobIDRaw` or `JobID`,
-//! `End` or `Elapsed`, `AllocTRES` or `NCPUS` (with `NNodes` if present). `QOS` and `State` are
+//! `End` or `Elapsed`, `AllocTRES`, `NCPUS` or `AllocCPUS` (with `NNodes` and `AllocGRES` if
+//! present: Slurm 16 and 17 dumps often have these and no `AllocTRES`). `QOS` and `State` are
 //! optional.
 //!
 //! - Job steps (a `.` in the job id: `123.batch`, `123.0`, `123.extern`) are skipped: usage is
@@ -17,7 +18,10 @@
 //! - An unset `End` means still running, unless `State` says the job is over (`COMPLETED`,
 //!   `CANCELLED`, `FAILED`, ...): then, as when there is no `End` column, the end is
 //!   `Start + Elapsed` (`[D-]HH:MM:SS` or `MM:SS`).
-//! - `tres_alloc` is `AllocTRES`, or `cpu=<NCPUS>,node=<NNodes>` when that is empty or absent.
+//! - `tres_alloc` is `AllocTRES`, or when that is empty or absent `cpu=<NCPUS>,node=<NNodes>`
+//!   (`AllocCPUS`, which sacct documents as the same count, where `NCPUS` is absent; `NNodes` as
+//!   sacct prints it, `1K` for 1024) and one `gres/<name>=<count>` per GRES of `AllocGRES`
+//!   (`gpu:2`, or `gpu:tesla:2` with a type, the types of one name summed).
 //! - When the last column is free text (`JobName`, `Comment`, ...), a `|` inside it does not count
 //!   as a separator: sacct does not escape it there.
 
@@ -31,7 +35,8 @@ use crate::error::{Error, Result};
 use crate::io::read::time::parse_time_field;
 
 /// What the required-column messages list, in sacct's spelling.
-const REQUIRED: &str = "User, Account, Partition, Start, JobIDRaw or JobID, End or Elapsed, AllocTRES or NCPUS";
+const REQUIRED: &str =
+    "User, Account, Partition, Start, JobIDRaw or JobID, End or Elapsed, AllocTRES, NCPUS or AllocCPUS";
 
 /// Free-text columns a job's owner fills in: a `|` in them is printed as is.
 const FREE_TEXT: [&str; 6] = ["jobname", "comment", "admincomment", "systemcomment", "submitline", "workdir"];
@@ -49,9 +54,11 @@ struct Columns {
     elapsed: Option<usize>,
     state: Option<usize>,
     alloc_tres: Option<usize>,
+    /// `NCPUS`, else `AllocCPUS` (the same count).
     ncpus: Option<usize>,
     nnodes: Option<usize>,
     timelimit: Option<usize>,
+    alloc_gres: Option<usize>,
     /// Number of columns.
     count: usize,
     /// The last column may hold unescaped `|`.
@@ -76,7 +83,7 @@ impl Columns {
         if end.is_none() && elapsed.is_none() {
             need("end", "End")?;
         }
-        let (alloc_tres, ncpus) = (find("alloctres"), find("ncpus"));
+        let (alloc_tres, ncpus) = (find("alloctres"), find("ncpus").or(find("alloccpus")));
         if alloc_tres.is_none() && ncpus.is_none() {
             need("alloctres", "AllocTRES")?;
         }
@@ -95,6 +102,7 @@ impl Columns {
             ncpus,
             nnodes: find("nnodes"),
             timelimit: find("timelimit"),
+            alloc_gres: find("allocgres"),
             count: names.len(),
             free_tail: names.last().is_some_and(|n| FREE_TEXT.contains(&n.as_str())),
         })
@@ -161,7 +169,7 @@ impl SacctLines {
 }
 
 impl LineParser for SacctLines {
-    /// The TRES string built from NCPUS/NNodes, and the field ranges.
+    /// The TRES string built from NCPUS/NNodes/AllocGRES, and the field ranges.
     type Scratch = (String, Vec<Range<usize>>);
 
     fn parse(
@@ -199,6 +207,7 @@ impl LineParser for SacctLines {
                 tres.clear();
                 count_into(tres, "cpu", row.opt(cols.ncpus), "NCPUS").map_err(err)?;
                 count_into(tres, "node", row.opt(cols.nnodes), "NNodes").map_err(err)?;
+                gres_into(tres, row.opt(cols.alloc_gres)).map_err(err)?;
                 tres.as_str()
             }
         };
@@ -217,6 +226,8 @@ impl LineParser for SacctLines {
             tres_alloc,
             time_limit,
             line: line_no,
+            skip: None,
+            started_at_submit: false,
         })
     }
 }
@@ -356,21 +367,59 @@ pub fn parse_elapsed(text: &str) -> Result<i64, String> {
         .ok_or_else(bad)
 }
 
-/// Appends `key=<count>` to a TRES string being built; an empty count is left out.
+/// Appends `key=<count>` to a TRES string being built; an empty count is left out. A node count
+/// may carry sacct's unit (`1K`, `1.50K`: sacct prints 1024 nodes and more so), which the TRES
+/// string keeps.
 fn count_into(tres: &mut String, key: &str, count: &str, column: &str) -> Result<(), String> {
     if count.is_empty() {
         return Ok(());
     }
-    if !count.bytes().all(|b| b.is_ascii_digit()) {
+    let number = match key {
+        "node" => count.strip_suffix(['K', 'M']).unwrap_or(count),
+        _ => count,
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, "0"));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) || (number.contains('.') && number == count) {
         return Err(format!("{column} {count:?} is not a non-negative integer"));
     }
+    push_count(tres, key, count);
+    Ok(())
+}
+
+/// Appends one `gres/<name>=<count>` per GRES name of sacct's `AllocGRES` (`gpu:2`,
+/// `gpu:tesla:2,mic:1`; the types of one name summed) to a TRES string being built.
+fn gres_into(tres: &mut String, alloc_gres: &str) -> Result<(), String> {
+    let mut counts: Vec<(&str, u64)> = Vec::new();
+    for item in alloc_gres.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        // Later Slurm appends the device indexes: `gpu:2(IDX:0-1)`.
+        let item = item.split_once('(').map_or(item, |(head, _)| head);
+        let bad = || format!("AllocGRES {alloc_gres:?}: {item:?} is not NAME:COUNT or NAME:TYPE:COUNT");
+        let (name, count) = item.split_once(':').ok_or_else(bad)?;
+        let count = count.rsplit(':').next().unwrap_or(count);
+        if name.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let count: u64 = count.parse().map_err(|_| bad())?;
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total = total.checked_add(count).ok_or_else(bad)?,
+            None => counts.push((name, count)),
+        }
+    }
+    for (name, count) in counts {
+        push_count(tres, &format!("gres/{name}"), &count.to_string());
+    }
+    Ok(())
+}
+
+/// Appends `key=count` to a TRES string being built.
+fn push_count(tres: &mut String, key: &str, count: &str) {
     if !tres.is_empty() {
         tres.push(',');
     }
     tres.push_str(key);
     tres.push('=');
     tres.push_str(count);
-    Ok(())
 }
 
 #[cfg(test)]
@@ -496,6 +545,60 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_slurm_17_dump_without_alloc_tres() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sacct/slurm-17.02-allocations.txt"));
+        let mut got = Vec::new();
+        read(path, &mut |j| {
+            got.push((j.job_id, j.user.to_string(), j.partition.to_string(), j.start, j.end, j.tres_alloc.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        const T: i64 = 1_488_326_400; // 2017-03-01T00:00:00Z
+        let h = |hh: i64, mm: i64, ss: i64| Some(T + hh * 3600 + mm * 60 + ss);
+        let row = |id, user: &str, part: &str, start, end, tres: &str| {
+            (id, user.to_string(), part.to_string(), start, end, tres.to_string())
+        };
+        assert_eq!(
+            got,
+            [
+                row(2001, "alice", "batch", h(8, 0, 5), h(10, 0, 5), "cpu=32,node=2"),
+                row(2002, "bob", "gpu", h(9, 0, 0), h(10, 30, 0), "cpu=8,node=1,gres/gpu=2"),
+                row(2003, "carol", "gpu", h(11, 0, 0), h(11, 30, 0), "cpu=16,node=2,gres/gpu=4"),
+                row(2004, "alice", "batch", None, h(11, 40, 13), "cpu=0,node=1"),
+                row(2005, "carol", "batch", h(12, 0, 1), h(12, 10, 1), "cpu=1,node=1"),
+                row(2005, "carol", "batch", h(12, 0, 1), h(12, 15, 1), "cpu=1,node=1"),
+                row(2007, "carol", "batch", h(13, 0, 0), h(13, 0, 20), "cpu=4,node=1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn builds_the_allocation_from_alloc_cpus_nnodes_and_alloc_gres() {
+        const H: &str = "JobID|User|Account|Partition|Start|End|AllocCPUS|NNodes|AllocGRES\n";
+        let tres = |fields: &str| collect(format!("{H}1|u|a|p|1|2|{fields}\n").as_bytes()).map(|r| r[0].7.clone());
+        assert_eq!(tres("4|1|").unwrap(), "cpu=4,node=1");
+        // sacct prints 1024 nodes and more with a unit; the TRES string keeps it.
+        assert_eq!(tres("65536|1K|").unwrap(), "cpu=65536,node=1K");
+        assert_eq!(tres("98304|1.50K|").unwrap(), "cpu=98304,node=1.50K");
+        assert_eq!(tres("8|2|gpu:tesla:2,mic:1,gpu:k80:1").unwrap(), "cpu=8,node=2,gres/gpu=3,gres/mic=1");
+        assert_eq!(tres("8|1|gpu:2(IDX:0-1)").unwrap(), "cpu=8,node=1,gres/gpu=2");
+        // NCPUS wins over AllocCPUS when both are there (they are the same count).
+        let both = "JobID|User|Account|Partition|Start|End|NCPUS|AllocCPUS\n1|u|a|p|1|2|4|4\n";
+        assert_eq!(collect(both.as_bytes()).unwrap()[0].7, "cpu=4");
+        for (bad, message) in [
+            ("x|1|", ":2: NCPUS \"x\" is not a non-negative integer"),
+            ("1K|1|", ":2: NCPUS \"1K\" is not a non-negative integer"),
+            ("4|1.5|", ":2: NNodes \"1.5\" is not a non-negative integer"),
+            ("4|1|gpu", ":2: AllocGRES \"gpu\": \"gpu\" is not NAME:COUNT or NAME:TYPE:COUNT"),
+            ("4|1|gpu:two", ":2: AllocGRES \"gpu:two\": \"gpu:two\" is not NAME:COUNT or NAME:TYPE:COUNT"),
+            ("4|1|:2", ":2: AllocGRES \":2\": \":2\" is not NAME:COUNT or NAME:TYPE:COUNT"),
+        ] {
+            let e = tres(bad).unwrap_err().to_string();
+            assert!(e.ends_with(message), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn no_state_column_and_no_end_column_means_start_plus_elapsed() {
         let got =
             collect(b"JobID|User|Account|Partition|Start|Elapsed|AllocTRES\n5|u|a|p|2026-01-01T00:00:00|01:00|cpu=1\n")
@@ -570,7 +673,7 @@ mod tests {
         let e = err("JobID|User|Account|Partition|Start|AllocTRES\n");
         assert!(e.contains(":1: missing column \"End\""), "{e}");
         let e = err("JobID|User|Account|Partition|Start|End\n");
-        assert!(e.contains(":1: missing column \"AllocTRES\""), "{e}");
+        assert!(e.contains(":1: missing column \"AllocTRES\"") && e.contains("AllocTRES, NCPUS or AllocCPUS"), "{e}");
         let e = err("JobID|User|Account|Partition|Start|End|NCPUS\n1|u|a|p|Unknown|Unknown|four\n");
         assert!(e.ends_with(":2: NCPUS \"four\" is not a non-negative integer"), "{e}");
         let e = err(&format!("{H}1|1|u|a|p|2026-01-01T00:00:00|Unknown|COMPLETED|cpu=1\n"));

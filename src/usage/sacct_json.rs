@@ -82,6 +82,8 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             tres_alloc: &tres,
             time_limit,
             line,
+            skip: None,
+            started_at_submit: false,
         };
         sink(&job)?;
     }

@@ -14,14 +14,20 @@
 //!
 //! Lines with status 2, 3 or 4 record the partial executions of a checkpointed or swapped job,
 //! which the job's summary line (status 0, 1 or 5, same job number) already covers: they are
-//! skipped so the job is not charged twice.
+//! not records of their own, so the job is not charged twice.
+//!
+//! A job whose log leaves out what charging needs is passed with the reason it charges nothing
+//! ([`Skip`]), the first that applies: cancelled (status 5) with a run time of 0 or unknown, an
+//! unknown submit or run time, no processors (unknown or 0). An unknown wait is what
+//! [`UnknownWait`] says: the job started at its submit time, or it is skipped too. Logs without
+//! wait times are common (every job of LLNL-Atlas has `-1`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::BufRead;
 use std::path::Path;
 
-use super::{JobRef, JobSink};
+use super::{JobRef, JobSink, Skip};
 use crate::error::{Error, Result};
 use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 
@@ -32,6 +38,46 @@ pub enum SwfTree {
     GroupUser,
     /// root → partition (`p<n>`) → user (`u<uid>`).
     PartitionUser,
+}
+
+/// What a job whose wait time is unknown (`-1`) charges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownWait {
+    /// The job started when it was submitted (its wait taken as zero): it is charged its run
+    /// time from its submit time.
+    Zero,
+    /// The job is skipped and counted ([`Skip::UnknownWait`]).
+    Skip,
+}
+
+impl UnknownWait {
+    /// The choice's name, as `--swf-unknown-wait` and the output metadata spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnknownWait::Zero => "zero",
+            UnknownWait::Skip => "skip",
+        }
+    }
+}
+
+/// How an SWF trace is read: the tree its ids make, and what an unknown wait charges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwfOptions {
+    /// The association tree the ids make.
+    pub tree: SwfTree,
+    /// What a job whose wait is unknown charges.
+    pub unknown_wait: UnknownWait,
+}
+
+impl SwfOptions {
+    /// Group → user, an unknown wait taken as zero (for tables of formats, which need a constant).
+    pub const DEFAULT: SwfOptions = SwfOptions { tree: SwfTree::GroupUser, unknown_wait: UnknownWait::Zero };
+}
+
+impl Default for SwfOptions {
+    fn default() -> Self {
+        SwfOptions::DEFAULT
+    }
 }
 
 /// The 18 SWF fields, for error messages (field `i + 1`).
@@ -59,7 +105,11 @@ const FIELDS: [&str; 18] = [
 /// Status codes of partial-execution lines (continued, last and completed, last and failed).
 const PARTIAL: [i64; 3] = [2, 3, 4];
 
-/// Streams the jobs of the SWF trace at `path` into `sink`, in file order, named per `layout`.
+/// The status of a cancelled job.
+const CANCELLED: i64 = 5;
+
+/// Streams the jobs of the SWF trace at `path` into `sink`, in file order, named per
+/// `options.tree`; a job that cannot be charged is passed with its reason ([`JobRef::skip`]).
 ///
 /// # Errors
 /// An unreadable file, a line that is not UTF-8, a job line with fewer than 18 fields, a read field
@@ -68,19 +118,19 @@ const PARTIAL: [i64; 3] = [2, 3, 4];
 ///
 /// # Example
 /// ```
-/// use fairshare::usage::swf::{SwfTree, read};
+/// use fairshare::usage::swf::{SwfOptions, read};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("trace.swf");
 /// std::fs::write(&path, "; UnixStartTime: 1000\n1 0 10 100 4 -1 -1 4 -1 -1 1 7 3 -1 -1 2 -1 -1\n")?;
 /// let mut jobs = Vec::new();
-/// read(&path, SwfTree::GroupUser, &mut |j| {
+/// read(&path, SwfOptions::default(), &mut |j| {
 ///     jobs.push((j.user.to_string(), j.account.to_string(), j.partition.to_string(), j.start, j.end));
 ///     Ok(())
 /// })?;
 /// assert_eq!(jobs, [("u7".into(), "g3".into(), "p2".into(), Some(1010), Some(1110))]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> {
+pub fn read(path: &Path, options: SwfOptions, sink: &mut JobSink<'_>) -> Result<()> {
     let mut reader = std::io::BufReader::with_capacity(1 << 20, crate::io::read::source::open(path)?);
     let mut buf = String::new();
     let mut line_no = 0u64;
@@ -124,8 +174,23 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
         if status.is_some_and(|s| PARTIAL.contains(&s)) {
             continue;
         }
-        let (start, end) = match (submit, wait, run) {
-            (Some(s), Some(w), Some(r)) => {
+        let procs = alloc.or(req).filter(|&p| p > 0);
+        let skip = if status == Some(CANCELLED) && run.is_none_or(|r| r == 0) {
+            Some(Skip::Cancelled)
+        } else if submit.is_none() {
+            Some(Skip::UnknownSubmit)
+        } else if run.is_none() {
+            Some(Skip::UnknownRunTime)
+        } else if wait.is_none() && options.unknown_wait == UnknownWait::Skip {
+            Some(Skip::UnknownWait)
+        } else if procs.is_none() {
+            Some(Skip::NoProcessors)
+        } else {
+            None
+        };
+        let (start, end) = match (skip, submit, run) {
+            (None, Some(s), Some(r)) => {
+                let w = wait.unwrap_or(0);
                 let overflow = || err(format!("UnixStartTime {anchor} + submit {s} + wait {w} + run {r} overflows"));
                 let start = anchor.checked_add(s).and_then(|t| t.checked_add(w)).ok_or_else(overflow)?;
                 (Some(start), Some(start.checked_add(r).ok_or_else(overflow)?))
@@ -134,12 +199,12 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
         };
         name_into(&mut user, 'u', uid);
         name_into(&mut partition, 'p', part);
-        match layout {
+        match options.tree {
             SwfTree::GroupUser => name_into(&mut account, 'g', gid),
             SwfTree::PartitionUser => name_into(&mut account, 'p', part),
         }
         tres.clear();
-        let _ = write!(tres, "cpu={}", alloc.or(req).unwrap_or(0));
+        let _ = write!(tres, "cpu={}", procs.unwrap_or(0));
         sink(&JobRef {
             job_id,
             user: &user,
@@ -151,6 +216,8 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
             tres_alloc: &tres,
             time_limit: None,
             line: line_no,
+            skip,
+            started_at_submit: start.is_some() && wait.is_none(),
         })?;
     }
     if !seen_line {
@@ -162,14 +229,15 @@ pub fn read(path: &Path, layout: SwfTree, sink: &mut JobSink<'_>) -> Result<()> 
 /// Builds the association tree of the SWF trace at `path`: `root` (id 1), one account per group
 /// (or partition) under it, one user association per (account, user) seen, all with 1 share and
 /// no usage. Names are those [`read`] gives the jobs. Ids follow the account names, then the
-/// (account, user) pairs, in byte order; each record's line is where it was first seen.
+/// (account, user) pairs, in byte order; each record's line is where it was first seen. Jobs
+/// that cannot be charged name their associations too.
 ///
 /// # Errors
 /// As [`read`].
 pub fn tree(path: &Path, layout: SwfTree) -> Result<TreeInput> {
     // account -> (first line, user -> first line)
     let mut accounts: BTreeMap<String, (u64, BTreeMap<String, u64>)> = BTreeMap::new();
-    read(path, layout, &mut |j| {
+    read(path, SwfOptions { tree: layout, ..SwfOptions::default() }, &mut |j| {
         // Look up by &str first so only a new name allocates.
         if !accounts.contains_key(j.account) {
             accounts.insert(j.account.to_string(), (j.line, BTreeMap::new()));
@@ -292,7 +360,7 @@ fn name_into(buf: &mut String, prefix: char, id: Option<i64>) {
 mod tests {
     use super::*;
 
-    type Row = (u64, String, String, String, Option<i64>, Option<i64>, String, u64);
+    type Row = (u64, String, String, String, Option<i64>, Option<i64>, String, u64, Option<Skip>, bool);
 
     fn write(dir: &tempfile::TempDir, text: &[u8]) -> std::path::PathBuf {
         let path = dir.path().join("trace.swf");
@@ -300,9 +368,9 @@ mod tests {
         path
     }
 
-    fn collect(path: &Path, layout: SwfTree) -> Result<Vec<Row>> {
+    fn collect(path: &Path, options: SwfOptions) -> Result<Vec<Row>> {
         let mut out = Vec::new();
-        read(path, layout, &mut |j| {
+        read(path, options, &mut |j| {
             assert_eq!(j.qos, "");
             out.push((
                 j.job_id,
@@ -313,6 +381,8 @@ mod tests {
                 j.end,
                 j.tres_alloc.to_string(),
                 j.line,
+                j.skip,
+                j.started_at_submit,
             ));
             Ok(())
         })?;
@@ -321,7 +391,7 @@ mod tests {
 
     fn err(text: &[u8]) -> String {
         let dir = tempfile::tempdir().unwrap();
-        collect(&write(&dir, text), SwfTree::GroupUser).unwrap_err().to_string()
+        collect(&write(&dir, text), SwfOptions::default()).unwrap_err().to_string()
     }
 
     /// Tree records as (id, parent, account, user, line).
@@ -341,33 +411,66 @@ mod tests {
         4 30 2.4 10.6 2 -1 -1 2 -1 -1 1 -1 4 -1 -1 2 -1 -1\n\
         4 30 2 4 2 -1 -1 2 -1 -1 2 -1 4 -1 -1 2 -1 -1\n\
         4 36 1 6 2 -1 -1 2 -1 -1 3 -1 4 -1 -1 2 -1 -1\n\
-        5 40 0 0 1 -1 -1 1 -1 -1 1 7 3 -1 -1 2 -1 -1\n";
+        5 40 0 0 1 -1 -1 1 -1 -1 1 7 3 -1 -1 2 -1 -1\n\
+        6 50 5 0 4 -1 -1 4 -1 -1 5 7 3 -1 -1 2 -1 -1\n\
+        7 51 -1 -1 -1 -1 -1 4 -1 -1 5 7 3 -1 -1 2 -1 -1\n\
+        8 -1 5 10 4 -1 -1 4 -1 -1 1 7 3 -1 -1 2 -1 -1\n\
+        9 60 -1 -1 4 -1 -1 4 -1 -1 0 7 3 -1 -1 2 -1 -1\n\
+        10 70 5 10 0 -1 -1 4 -1 -1 1 7 3 -1 -1 2 -1 -1\n";
 
     #[test]
     fn reads_records_in_both_layouts() {
         let dir = tempfile::tempdir().unwrap();
         let path = write(&dir, TRACE.as_bytes());
         let row = |id, user: &str, account: &str, part: &str, start, end, tres: &str, line| {
-            (id, user.into(), account.into(), part.into(), start, end, String::from(tres), line)
+            (id, user.into(), account.into(), part.into(), start, end, String::from(tres), line, None, false)
+        };
+        let skipped = |id, tres: &str, line, reason| {
+            (id, "u7".into(), "g3".into(), "p2".into(), None, None, String::from(tres), line, Some(reason), false)
         };
         const T: i64 = 1_000_000;
-        assert_eq!(
-            collect(&path, SwfTree::GroupUser).unwrap(),
-            [
-                row(1, "u7", "g3", "p1", Some(T + 10), Some(T + 110), "cpu=4", 7),
-                // Unknown wait: no known run; unknown allocation: the requested processors.
-                row(2, "u8", "g3", "p2", None, None, "cpu=8", 8),
-                // Unknown group, partition and processors; a 19th column.
-                row(3, "u7", "g_unknown", "p_unknown", Some(T + 25), Some(T + 55), "cpu=0", 9),
-                // Fractional times rounded; its partial-execution lines (status 2, 3) skipped.
-                row(4, "u_unknown", "g4", "p2", Some(T + 32), Some(T + 43), "cpu=2", 10),
-                row(5, "u7", "g3", "p2", Some(T + 40), Some(T + 40), "cpu=1", 13),
-            ]
-        );
-        let accounts: Vec<_> =
-            collect(&path, SwfTree::PartitionUser).unwrap().into_iter().map(|r| (r.2, r.3)).collect();
+        let mut rows = vec![
+            row(1, "u7", "g3", "p1", Some(T + 10), Some(T + 110), "cpu=4", 7),
+            // Unknown wait: started at its submit time; unknown allocation: the requested processors.
+            (2, "u8".into(), "g3".into(), "p2".into(), Some(T + 5), Some(T + 55), "cpu=8".into(), 8, None, true),
+            // Unknown group, partition and processors (a job that ran, then was cancelled); a 19th column.
+            (
+                3,
+                "u7".into(),
+                "g_unknown".into(),
+                "p_unknown".into(),
+                None,
+                None,
+                "cpu=0".into(),
+                9,
+                Some(Skip::NoProcessors),
+                false,
+            ),
+            // Fractional times rounded; its partial-execution lines (status 2, 3) are not records.
+            row(4, "u_unknown", "g4", "p2", Some(T + 32), Some(T + 43), "cpu=2", 10),
+            row(5, "u7", "g3", "p2", Some(T + 40), Some(T + 40), "cpu=1", 13),
+            // Cancelled with no run time (0, unknown): never ran, whatever else is unknown.
+            skipped(6, "cpu=4", 14, Skip::Cancelled),
+            skipped(7, "cpu=4", 15, Skip::Cancelled),
+            skipped(8, "cpu=4", 16, Skip::UnknownSubmit),
+            // An unknown run time comes before an unknown wait.
+            skipped(9, "cpu=4", 17, Skip::UnknownRunTime),
+            // 0 allocated processors: the requested ones do not stand in.
+            skipped(10, "cpu=0", 18, Skip::NoProcessors),
+        ];
+        assert_eq!(collect(&path, SwfOptions::default()).unwrap(), rows);
+        let accounts: Vec<_> = collect(&path, SwfOptions { tree: SwfTree::PartitionUser, ..SwfOptions::default() })
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.2, r.3))
+            .collect();
         let p = |a: &str| (a.to_string(), a.to_string());
-        assert_eq!(accounts, [p("p1"), p("p2"), p("p_unknown"), p("p2"), p("p2")]);
+        assert_eq!(accounts[..5], [p("p1"), p("p2"), p("p_unknown"), p("p2"), p("p2")]);
+        // Skipping unknown waits changes job 2 only.
+        rows[1] = skipped(2, "cpu=8", 8, Skip::UnknownWait);
+        (rows[1].1, rows[1].2) = ("u8".into(), "g3".into());
+        let skip = SwfOptions { unknown_wait: UnknownWait::Skip, ..SwfOptions::default() };
+        assert_eq!(collect(&path, skip).unwrap(), rows);
     }
 
     #[test]
@@ -441,7 +544,7 @@ mod tests {
     fn an_empty_trace_is_a_lone_root() {
         let dir = tempfile::tempdir().unwrap();
         let path = write(&dir, b"; Version: 2.2\n");
-        assert!(collect(&path, SwfTree::GroupUser).unwrap().is_empty());
+        assert!(collect(&path, SwfOptions::default()).unwrap().is_empty());
         assert_eq!(tree_rows(&tree(&path, SwfTree::GroupUser).unwrap()), [(1, None, "root", None, 1)]);
     }
 
@@ -450,7 +553,7 @@ mod tests {
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/swf/kth-sp2-slice.swf"));
         let mut count = 0;
         let mut first = None;
-        read(path, SwfTree::GroupUser, &mut |j| {
+        read(path, SwfOptions::default(), &mut |j| {
             count += 1;
             first.get_or_insert((j.job_id, j.start, j.end, j.tres_alloc.to_string(), j.line));
             Ok(())

@@ -14,6 +14,7 @@ mod flux_and_csv;
 mod layout;
 mod library;
 mod limits;
+mod old_slurm;
 mod parquet_inputs;
 mod plot;
 mod priority;

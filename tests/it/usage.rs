@@ -543,12 +543,13 @@ fn swf_trace_builds_its_own_tree() {
     let mut jobs = 0;
     for line in text.lines().filter(|l| !l.trim_start().starts_with(';') && !l.trim().is_empty()) {
         let f: Vec<i64> = line.split_whitespace().map(|w| w.parse().unwrap()).collect();
-        let (wait, run, alloc, req, status, uid, gid) = (f[2], f[3], f[4], f[7], f[10], f[11], f[12]);
-        // Partial-execution lines (status 2–4) are covered by the job's summary line.
-        if [2, 3, 4].contains(&status) || wait < 0 || run < 0 {
+        let (run, alloc, req, status, uid, gid) = (f[3], f[4], f[7], f[10], f[11], f[12]);
+        // Partial-execution lines (status 2–4) are covered by the job's summary line; an unknown
+        // wait starts a job at its submit time, which without decay changes nothing.
+        let procs = if alloc >= 0 { alloc } else { req };
+        if [2, 3, 4].contains(&status) || run < 0 || procs <= 0 || (status == 5 && run == 0) {
             continue;
         }
-        let procs = if alloc >= 0 { alloc } else { req };
         let name = |p: char, id: i64| if id < 0 { format!("{p}_unknown") } else { format!("{p}{id}") };
         let usage = (procs * run) as f64;
         *by_group.entry(name('g', gid)).or_default() += usage;
@@ -583,6 +584,85 @@ fn swf_trace_builds_its_own_tree() {
         assert_eq!(u.usage, by_user[&key], "{key:?}");
     }
     assert_eq!(recs.len(), 1 + by_group.len() + by_user.len());
+}
+
+/// A trace that records no wait times (as LLNL-Atlas does: every job's is `-1`): by default each
+/// job started at its submit time, so a job submitted at 100 s and running 1000 s has run 500 s
+/// at 600 s; stderr and the metadata count them. `--swf-unknown-wait skip` skips them, and with
+/// every job skipped the command fails, saying why and what would charge them.
+#[test]
+fn swf_unknown_waits_start_at_submit_or_fail_when_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    // Job 3 was cancelled before it ran (status 5, run time 0).
+    let trace = write_file(
+        dir.path(),
+        "atlas.swf",
+        "; UnixStartTime: 1000000\n\
+         1 100 -1 1000 8 -1 -1 8 -1 -1 1 1 1 -1 -1 1 -1 -1\n\
+         2 150 -1 100 4 -1 -1 4 -1 -1 0 2 1 -1 -1 1 -1 -1\n\
+         3 160 -1 0 -1 -1 -1 16 -1 -1 5 2 1 -1 -1 1 -1 -1\n",
+    );
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> =
+            ["--jobs", trace.to_str().unwrap(), "--decay", "exact", "--half-life", "0", "--now", "1000600"]
+                .map(String::from)
+                .to_vec();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let out = dir.path().join("usage.parquet");
+    let mut all = vec!["usage".to_string(), "--out".to_string(), out.to_str().unwrap().to_string()];
+    all.extend(args(&[]));
+    let run = fairshare(&all);
+    stdout_of(&run);
+    let got = user_usage(&out);
+    assert_eq!((got["u1"], got["u2"]), (8.0 * 500.0, 4.0 * 100.0));
+    let err = String::from_utf8_lossy(&run.stderr);
+    let said = format!(
+        "fairshare: charged 2 of 3 job records ({}); skipped 1 (cancelled before running: 1); 2 with an unknown \
+         wait started at their submit time (--swf-unknown-wait zero)\n",
+        trace.display()
+    );
+    assert!(err.contains(&said), "{err}");
+    let (_, meta) = read_parquet(&out);
+    for (key, value) in [
+        ("job_records", "3"),
+        ("job_records_charged", "2"),
+        ("job_records_skipped", "1"),
+        ("job_records_cancelled", "1"),
+        ("job_records_unknown_wait", "0"),
+        ("job_records_started_at_submit", "2"),
+        ("swf_unknown_wait", "zero"),
+    ] {
+        assert_eq!(meta[&format!("fairshare.{key}")], value, "{key}");
+    }
+
+    std::fs::remove_file(&out).unwrap();
+    all.extend(["--swf-unknown-wait".to_string(), "skip".to_string()]);
+    let run = fairshare(&all);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(!out.exists());
+    let err = String::from_utf8_lossy(&run.stderr);
+    let said = format!(
+        "fairshare: error: {}: none of the 3 job records can be charged: cancelled before running: 1, unknown \
+         wait: 2; --swf-unknown-wait zero charges a job whose wait is unknown from its submit time, as if it \
+         started at once\n",
+        trace.display()
+    );
+    assert!(err.ends_with(&said), "{err}");
+
+    // The run directory's run.json counts them too.
+    let run_dir = dir.path().join("run");
+    let mut all = vec!["run".to_string(), "--out-dir".to_string(), run_dir.to_str().unwrap().to_string()];
+    all.extend(args(&[]));
+    stdout_of(&fairshare(&all));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    let rows = &json["rows"];
+    for (key, n) in [("job_records", 3), ("job_records_charged", 2), ("job_records_started_at_submit", 2)] {
+        assert_eq!(rows[key].as_u64(), Some(n), "{key}: {rows}");
+    }
+    assert_eq!(json["parameters"]["swf_unknown_wait"], "zero");
 }
 
 /// Bad job records fail with the file and line, and write nothing.

@@ -78,6 +78,8 @@ pub fn read(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
             tres_alloc: &tres,
             time_limit: None,
             line: row as u64,
+            skip: None,
+            started_at_submit: false,
         })?;
     }
     Ok(())
