@@ -2,7 +2,7 @@
 //!
 //! Columns: `id`, `parent_id` (null for the root), `account`, `user` (null or empty for accounts),
 //! `shares` (or `raw_shares`), optional `parent_shares` (bool, `FairShare=parent`), `usage` (or
-//! `raw_usage`), optional `partition` and `priority`. Numbers may be integers of any width, whole
+//! `raw_usage`), optional `partition`, `priority` and `grp_tres_mins` (`GrpTRESMins` as text). Numbers may be integers of any width, whole
 //! floats or text (read as the `assoc-csv` reader reads it, `shares` text may say `parent`), so
 //! the tree CSV written to Parquet by pandas, polars or DuckDB reads as the CSV does. The output
 //! of `fairshare compute` reads back as a tree, so a what-if can edit it.
@@ -57,7 +57,7 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
         // at a time appended to the columns: only one wave's decoded parts are alive beside them
         // (joining all parts at the end held the file twice). The first bad row in the file is the
         // one reported.
-        let read_group = |g: usize| -> Result<[ArrayRef; 9]> {
+        let read_group = |g: usize| -> Result<[ArrayRef; 10]> {
             let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize)?;
             let mut parts = Vec::new();
             let mut row = first_row[g];
@@ -69,9 +69,9 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
             concat_columns(path, parts)
         };
         let wave = rayon::current_num_threads().max(1);
-        let mut columns: Option<[ColumnBuilder; 9]> = None;
+        let mut columns: Option<[ColumnBuilder; 10]> = None;
         for first in (0..groups.len()).step_by(wave) {
-            let parts: Vec<[ArrayRef; 9]> = (first..(first + wave).min(groups.len()))
+            let parts: Vec<[ArrayRef; 10]> = (first..(first + wave).min(groups.len()))
                 .into_par_iter()
                 .map(read_group)
                 .collect::<Vec<_>>()
@@ -112,9 +112,8 @@ pub fn columns_from_batches(source: &Path, batches: &[RecordBatch]) -> Result<Tr
 }
 
 /// The tree columns of the canonical arrays (in [`CANONICAL_TYPES`]' order), read from `source`.
-fn tree_columns(source: &Path, columns: [ArrayRef; 9]) -> TreeColumns {
-    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority] = columns;
-    let rows = id.len();
+fn tree_columns(source: &Path, columns: [ArrayRef; 10]) -> TreeColumns {
+    let [id, parent_id, account, user, partition, shares, parent_shares, usage, priority, grp_tres_mins] = columns;
     TreeColumns {
         source: source.to_path_buf(),
         id: id.as_primitive().clone(),
@@ -126,7 +125,7 @@ fn tree_columns(source: &Path, columns: [ArrayRef; 9]) -> TreeColumns {
         parent_shares: parent_shares.as_boolean().clone(),
         usage: usage.as_primitive().clone(),
         priority: priority.as_primitive().clone(),
-        grp_tres_mins: arrow::array::StringArray::new_null(rows),
+        grp_tres_mins: grp_tres_mins.as_string().clone(),
         tres: None,
         lines: None,
         sibling_order: SiblingOrder::Lineage,
@@ -142,7 +141,7 @@ pub fn records_to_batch(records: &[AssocRecord]) -> RecordBatch {
 
 /// Each canonical column of `parts` in one array (no copy for a single part), columns across cores;
 /// each column's parts are freed as soon as it is joined.
-fn concat_columns(path: &Path, parts: Vec<[ArrayRef; 9]>) -> Result<[ArrayRef; 9]> {
+fn concat_columns(path: &Path, parts: Vec<[ArrayRef; 10]>) -> Result<[ArrayRef; 10]> {
     let mut by_column: Vec<Vec<ArrayRef>> = (0..9).map(|_| Vec::with_capacity(parts.len())).collect();
     for part in parts {
         for (column, array) in by_column.iter_mut().zip(part) {
@@ -173,7 +172,7 @@ enum ColumnBuilder {
 impl ColumnBuilder {
     /// Builders for `rows` rows of the canonical columns, string bytes estimated from the first
     /// parts (a little over, so most files never regrow them).
-    fn sized_for(first: &[[ArrayRef; 9]], rows: usize) -> [ColumnBuilder; 9] {
+    fn sized_for(first: &[[ArrayRef; 10]], rows: usize) -> [ColumnBuilder; 10] {
         let seen: usize = first.iter().map(|p| p[0].len()).sum();
         std::array::from_fn(|i| match CANONICAL_TYPES[i] {
             DataType::UInt64 => ColumnBuilder::UInt64(UInt64Builder::with_capacity(rows)),
@@ -212,7 +211,7 @@ impl ColumnBuilder {
 }
 
 /// Types of the canonical columns, in [`TreeColumns`] order.
-const CANONICAL_TYPES: [DataType; 9] = [
+const CANONICAL_TYPES: [DataType; 10] = [
     DataType::UInt64,
     DataType::UInt64,
     DataType::Utf8,
@@ -222,6 +221,7 @@ const CANONICAL_TYPES: [DataType; 9] = [
     DataType::Boolean,
     DataType::Float64,
     DataType::UInt32,
+    DataType::Utf8,
 ];
 
 /// The first of `names` (a column and its aliases) that `batch` has.
@@ -236,7 +236,7 @@ const ID: &str = "a non-negative integer";
 /// other types convert strictly ([`integers`], [`floats`], [`strings`]), text as the CSV reader
 /// reads it: the tree CSV written to Parquet by pandas, polars or DuckDB keeps `shares` as text,
 /// `parent` included.
-fn canonical_columns(path: &Path, batch: &RecordBatch, rows_before: u64) -> Result<[ArrayRef; 9]> {
+fn canonical_columns(path: &Path, batch: &RecordBatch, rows_before: u64) -> Result<[ArrayRef; 10]> {
     let bad = |b: Bad| b.error(path, rows_before);
     let required = |names: &[&str]| -> Result<&ArrayRef> {
         column(batch, names).ok_or_else(|| Error::input(path, None, format!("missing column {:?}", names[0])))
@@ -307,6 +307,11 @@ fn canonical_columns(path: &Path, batch: &RecordBatch, rows_before: u64) -> Resu
         }
     };
     let partition = partition.map_or_else(|| arrow::array::new_null_array(&DataType::Utf8, n), absent_if_empty);
+    let grp_tres_mins = column(batch, &["grp_tres_mins"])
+        .map(|a| strings(a, "grp_tres_mins"))
+        .transpose()
+        .map_err(bad)?
+        .map_or_else(|| arrow::array::new_null_array(&DataType::Utf8, n), absent_if_empty);
     Ok([
         id,
         parent,
@@ -317,6 +322,7 @@ fn canonical_columns(path: &Path, batch: &RecordBatch, rows_before: u64) -> Resu
         Arc::new(parent_shares),
         usage,
         priority,
+        grp_tres_mins,
     ])
 }
 

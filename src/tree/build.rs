@@ -73,7 +73,7 @@ impl TreeColumns {
             parent_shares: downcast(col(6)),
             usage: downcast(col(7)),
             priority: downcast(col(8)),
-            grp_tres_mins: records.iter().map(|r| r.grp_tres_mins.as_deref()).collect(),
+            grp_tres_mins: downcast(col(9)),
             tres,
             lines: Some(records.iter().map(|r| r.line).collect()),
             sibling_order,
@@ -158,6 +158,7 @@ impl TreeColumns {
             Arc::new(self.parent_shares.clone()),
             Arc::new(self.usage.clone()),
             Arc::new(self.priority.clone()),
+            Arc::new(self.grp_tres_mins.clone()),
         ])
     }
 }
@@ -185,7 +186,7 @@ fn cmp_pieces(a: &[&[u8]], b: &[&[u8]]) -> Ordering {
 }
 
 /// Names and nullability of the canonical columns, in [`TreeColumns::to_record_batch`] order.
-const CANONICAL: [(&str, bool); 9] = [
+const CANONICAL: [(&str, bool); 10] = [
     ("id", false),
     ("parent_id", true),
     ("account", false),
@@ -195,9 +196,10 @@ const CANONICAL: [(&str, bool); 9] = [
     ("parent_shares", false),
     ("usage", false),
     ("priority", true),
+    ("grp_tres_mins", true),
 ];
 
-fn canonical_batch(columns: [ArrayRef; 9]) -> RecordBatch {
+fn canonical_batch(columns: [ArrayRef; 10]) -> RecordBatch {
     let fields: Vec<Field> = CANONICAL
         .iter()
         .zip(&columns)
@@ -226,6 +228,7 @@ pub(crate) fn records_batch(records: &[AssocRecord]) -> RecordBatch {
         Arc::new(records.iter().map(|r| Some(r.shares == Shares::Parent)).collect::<BooleanArray>()),
         Arc::new(Float64Array::from_iter_values(records.iter().map(|r| r.usage))),
         Arc::new(records.iter().map(|r| r.priority).collect::<UInt32Array>()),
+        Arc::new(records.iter().map(|r| text(r.grp_tres_mins.as_deref())).collect::<StringArray>()),
     ])
 }
 

@@ -244,6 +244,11 @@ fn grp_tres_mins_come_from_dumps() {
         ["root||", " root|root|", " chem||cpu=6000,gres/gpu=60", "  chem|ann|gres/gpu=10", "  chem|bob|cpu=500"]
     );
     assert_eq!(limits(&sshare_dump), ["root||", " chem||cpu=6000", "  chem|ann|"]);
+    // The limits travel through the Parquet tree `compute` writes, which reads back as a tree.
+    let parquet = dir.path().join("tree.parquet");
+    let out = fairshare(["compute", "--tree", dump.to_str().unwrap(), "--out", parquet.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(limits(&parquet), limits(&dump));
 }
 
 #[test]
