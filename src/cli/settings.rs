@@ -17,8 +17,7 @@ use fairshare::{Error, Result};
 
 use super::args::{
     AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SlurmConfFormatArg, SwfTreeArg, SwfUnknownWaitArg, TreeArgs,
-    TreeFormatArg,
-    UsageArgs,
+    TreeFormatArg, UsageArgs,
 };
 
 /// A command's site options, merged; the embedded site's files stay on disk while it lives.

@@ -228,7 +228,7 @@ pub struct SlurmConf {
     pub fair_share_dampening_factor: u16,
     /// `AccountingStorageEnforce`.
     pub accounting_storage_enforce: AccountingEnforce,
-    /// `AccountingStorageTRES`: the TRES tracked besides the eight built-in ones.
+    /// `AccountingStorageTRES` as slurmctld completes it (the built-in TRES included).
     pub accounting_storage_tres: Vec<Tres>,
     /// `GresTypes`.
     pub gres_types: Vec<String>,
@@ -823,9 +823,16 @@ fn gres_count(text: &str) -> Result<u64, String> {
     number.parse::<u64>().ok().and_then(|n| n.checked_mul(1 << shift)).ok_or_else(bad)
 }
 
-/// `AccountingStorageTRES`: a comma list of TRES names (`gres/gpu,license/lic,bb/cray`).
+/// `AccountingStorageTRES`: a comma list of TRES names (`gres/gpu,license/lic,bb/cray`), as
+/// slurmctld completes it: with the built-in TRES, and with `gres/gpumem` and `gres/gpuutil` when
+/// `gres/gpu` is tracked (`read_config.c`), in Slurm's TRES order.
 fn parse_tres_list(text: &str) -> Result<Vec<Tres>, String> {
-    text.split(',').map(str::trim).filter(|t| !t.is_empty()).map(Tres::parse).collect()
+    let listed = text.split(',').map(str::trim).filter(|t| !t.is_empty()).map(Tres::parse);
+    let mut listed = listed.collect::<Result<Vec<_>, _>>()?;
+    if listed.contains(&Tres::gres("gpu")) {
+        listed.extend([Tres::gres("gpumem"), Tres::gres("gpuutil")]);
+    }
+    Ok(tracked_tres(listed))
 }
 
 /// `Licenses=name[:count],...` (also `name*count`, `;` between items); count defaults to 1.
