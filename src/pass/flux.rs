@@ -196,6 +196,29 @@ fn sort_from_tree_order(rows: &mut [Sibling]) {
     sort_weighted(rows);
 }
 
+/// The user rows of a flux tree in the order flux-accounting's update-fshare writes their
+/// fair-share (`data_writer_db_t`): depth-first, each bank's children in the order the walk's sort
+/// left them in the tree (tied banks are merged for ranking only; the writer walks the banks
+/// themselves). A user whose bank the database lists under two parents is in the tree twice and
+/// written twice: the value written last is the one the database keeps.
+pub fn update_fshare_order(tree: &AssocTree, fs: &FairShare) -> Vec<usize> {
+    let weight_of = |r: usize| if fs.level_fs[r] == f64::INFINITY { MAX_WEIGHT } else { fs.level_fs[r] };
+    let mut order = Vec::with_capacity(tree.user_count());
+    let mut stack = vec![0usize];
+    let mut kids = Vec::new();
+    while let Some(r) = stack.pop() {
+        if tree.is_user(r) {
+            order.push(r);
+            continue;
+        }
+        kids.clear();
+        kids.extend(tree.children(r).map(|c| Sibling { weight: weight_of(c), user: tree.is_user(c), row: c as u32 }));
+        sort_from_tree_order(&mut kids);
+        stack.extend(kids.iter().rev().map(|k| k.row as usize));
+    }
+    order
+}
+
 /// A bank whose subtree the sequential [`Walk`] ranks, in [`rank_users`]'s positions.
 const WALKED: u32 = u32::MAX;
 

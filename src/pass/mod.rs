@@ -15,6 +15,7 @@ pub mod stdsort;
 pub mod x87;
 
 pub use fair_tree::NEAR_ULPS;
+pub use flux::update_fshare_order;
 
 use crate::error::Result;
 use crate::parallel;

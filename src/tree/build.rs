@@ -554,9 +554,14 @@ fn link_children(cols: &TreeColumns) -> Result<(Vec<u32>, Vec<u32>)> {
     Ok((child_off, child_rows))
 }
 
-/// Fails on an account name given twice: account names are unique in a cluster (duplicate users
-/// can only be siblings, and are checked in the layout).
+/// Fails on an account name given twice in a Slurm tree: account names are unique in a cluster
+/// (duplicate users can only be siblings, and are checked in the layout). flux-accounting's readers
+/// place a bank by its position (CSV) or under every parent its name has (database), so in a flux
+/// tree ([`SiblingOrder::Input`]) a bank name may repeat.
 fn unique_accounts(cols: &TreeColumns) -> Result<()> {
+    if cols.sibling_order == SiblingOrder::Input {
+        return Ok(());
+    }
     let mut accounts: hashbrown::HashMap<&str, u64, foldhash::fast::FixedState> = Default::default();
     for i in (0..cols.len()).filter(|&i| !cols.is_user(i)) {
         if let Some(first) = accounts.insert(cols.account.value(i), cols.line(i)) {
