@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use arrow::array::{Array, AsArray};
 use rusqlite::Connection;
 
 use super::{fairshare, stdout_of, write_file};
@@ -350,6 +351,40 @@ fn a_bank_under_two_parents_is_read_under_each() {
     let again: Vec<String> = flux_sshare(&db).into_iter().map(|(a, u, _, fs)| format!("{a}/{u} {fs}")).collect();
     assert_eq!(again[3..5], ["X/x1 0.400000", "X/x2 0.200000"]);
     assert_eq!(again[9..], ["X/x1 1.000000", "X/x2 0.800000"]);
+
+    // Charged from the jobs table as plain records, x1's job (1 node × 10 s) is one
+    // association's usage: both copies of x1 hold it.
+    let text = stdout_of(&fairshare([
+        "sshare",
+        "--tree",
+        d,
+        "--jobs",
+        d,
+        "--decay",
+        "flux-clean",
+        "--now",
+        "10500",
+        "-P",
+        "-n",
+        "-o",
+        "User,RawUsage",
+    ]));
+    let x1: Vec<&str> = text.lines().filter(|l| l.starts_with("x1|")).collect();
+    assert_eq!(x1, ["x1|10", "x1|10"], "{text}");
+    // So does a usage history.
+    let hist = tmp.path().join("hist");
+    let args =
+        ["usage", "--tree", d, "--jobs", d, "--decay", "exact", "--at", "10500", "--out", hist.to_str().unwrap()];
+    stdout_of(&fairshare(args));
+    let file = std::fs::read_dir(hist.join("date=1970-01-01")).unwrap().next().unwrap().unwrap().path();
+    let batch = fairshare::io::read_parquet_whole(&file).unwrap();
+    let (users, usage) = (batch.column_by_name("user").unwrap(), batch.column_by_name("raw_usage").unwrap());
+    let (users, usage) = (users.as_string::<i32>(), usage.as_primitive::<arrow::datatypes::Float64Type>());
+    let x1: Vec<f64> = (0..batch.num_rows())
+        .filter(|&r| users.is_valid(r) && users.value(r) == "x1")
+        .map(|r| usage.value(r))
+        .collect();
+    assert!(x1.len() == 2 && x1[0] > 0.0 && x1[0] == x1[1], "{x1:?}");
 }
 
 /// flux-accounting's CSV loader places a bank by its position, so a bank name may repeat: root →
