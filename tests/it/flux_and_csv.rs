@@ -305,9 +305,19 @@ fn a_bank_under_two_parents_is_read_under_each() {
         row("X", "x2", "1", "0.800000"),
     ];
     assert_eq!(flux_sshare(&db), expected);
+    // The priority plugin reads the value update-fshare stored: the one it wrote last.
+    let pending = write_file(
+        tmp.path(),
+        "p.csv",
+        "job_id,user,account,partition,qos,submit_time,accrue_time,min_nodes,cpus,time_limit,nice,site_factor,tres_req\n\
+         1,x1,X,default,,0,0,1,1,,0,0,\n2,x2,X,default,,0,0,1,1,,0,0,\n",
+    );
+    let d = db.to_str().unwrap();
+    let sprio =
+        ["sprio", "--priority", "flux", "--tree", d, "--pending", pending.to_str().unwrap(), "-h", "-o", "%i %Y"];
+    assert_eq!(stdout_of(&fairshare(sprio)), "1 40000\n2 20000\n");
 
     let out_dir = tmp.path().join("run");
-    let d = db.to_str().unwrap();
     stdout_of(&fairshare([
         "run",
         "--flux-db",
