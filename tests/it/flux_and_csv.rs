@@ -317,7 +317,7 @@ fn a_bank_under_two_parents_is_read_under_each() {
         ["sprio", "--priority", "flux", "--tree", d, "--pending", pending.to_str().unwrap(), "-h", "-o", "%i %Y"];
     assert_eq!(stdout_of(&fairshare(sprio)), "1 40000\n2 20000\n");
 
-    let out_dir = tmp.path().join("run");
+    let (out_dir, prom) = (tmp.path().join("run"), tmp.path().join("fairshare.prom"));
     stdout_of(&fairshare([
         "run",
         "--flux-db",
@@ -327,7 +327,28 @@ fn a_bank_under_two_parents_is_read_under_each() {
         "--write-back",
         "--out-dir",
         out_dir.to_str().unwrap(),
+        "--prometheus",
+        prom.to_str().unwrap(),
     ]));
+    // The textfile tells the two copies apart (one label set twice would make the collector
+    // refuse the file); the others keep their four labels.
+    let text = std::fs::read_to_string(&prom).unwrap();
+    let factors: Vec<&str> = text.lines().filter(|l| l.starts_with("fairshare_factor{")).collect();
+    let label = |a: &str, u: &str, lineage: &str| {
+        let lineage = if lineage.is_empty() { String::new() } else { format!(",lineage=\"{lineage}\"") };
+        format!("fairshare_factor{{cluster=\"\",account=\"{a}\",user=\"{u}\",partition=\"\"{lineage}}}")
+    };
+    assert_eq!(
+        factors,
+        [
+            format!("{} 0.4", label("X", "x1", "/root/P/X/")),
+            format!("{} 0.2", label("X", "x2", "/root/P/X/")),
+            format!("{} 0.6", label("Y", "y1", "")),
+            format!("{} 1", label("X", "x1", "/root/Q/X/")),
+            format!("{} 0.8", label("X", "x2", "/root/Q/X/")),
+        ],
+        "{text}"
+    );
     let conn = Connection::open(&db).unwrap();
     let stored: Vec<(String, f64, f64)> = conn
         .prepare("SELECT username, job_usage, fairshare FROM association_table ORDER BY username")
