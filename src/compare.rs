@@ -78,8 +78,7 @@ pub struct Comparison {
     pub users: Vec<usize>,
     /// The variants computed, in the order given: label and result.
     pub results: Vec<(String, FairShare)>,
-    /// The variants that could not be computed (flux on a tree with `parent` shares): label and
-    /// why.
+    /// The variants that could not be computed: label and why.
     pub left_out: Vec<(String, Error)>,
     /// Per computed variant, the factor of each of `users`.
     pub factors: Vec<Vec<f64>>,

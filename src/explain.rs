@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 
-use crate::pass::{Algorithm, FairShare};
+use crate::pass::{Algorithm, FairShare, NO_VAL};
 use crate::tree::AssocTree;
 
 /// A row's display name: `account` or `account/user` (with `@partition`).
@@ -86,16 +86,27 @@ fn subtree_range(tree: &AssocTree, fs: &FairShare, row: usize) -> Option<(f64, f
     range
 }
 
-/// 1-based place of `row` among its siblings by Level FS, highest first (users first on ties),
-/// and the number of siblings.
+/// 1-based place of `row` among the siblings it is ranked with (its fair-share group: a `parent`
+/// account's children are ranked among its parent's) by Level FS, highest first (users first on
+/// ties), and the number of those siblings. `parent` associations sort as the pass sorts them: a
+/// user as +inf, an account as `NO_VAL` under Fair Tree; flux leaves `parent` accounts out.
 fn place(tree: &AssocTree, fs: &FairShare, row: usize) -> (usize, usize) {
-    let parent = tree.parents()[row] as usize;
-    let key = |r: usize| (fs.level_fs[r], tree.is_user(r));
+    let groups = tree.fs_groups();
+    let flux = fs.params.algorithm == Algorithm::Flux;
+    let key = |r: usize| {
+        let user = tree.is_user(r);
+        match (tree.is_parent_shares(r), user) {
+            (false, _) => Some((fs.level_fs[r], user)),
+            (true, true) => Some((f64::INFINITY, user)),
+            (true, false) => (!flux).then_some((NO_VAL, user)),
+        }
+    };
     let better = |a: (f64, bool), b: (f64, bool)| a.0 > b.0 || (a.0 == b.0 && a.1 && !b.1);
-    let siblings = tree.children(parent);
-    let n = siblings.len();
-    let ahead = siblings.filter(|&s| s != row && better(key(s), key(row))).count();
-    (ahead + 1, n)
+    let siblings: Vec<(f64, bool)> =
+        groups.group(groups.fs_parents()[row] as usize).iter().filter_map(|&s| key(s as usize)).collect();
+    let own = key(row).unwrap_or((f64::NAN, false));
+    let ahead = siblings.iter().filter(|&&s| better(s, own)).count();
+    (ahead + 1, siblings.len())
 }
 
 /// A value as the explanations print it: 6 decimals, `inf`, or `-` when unset.
@@ -490,7 +501,7 @@ mod tests {
 
     #[test]
     fn path_rows_hold_the_numbers_the_text_prints() {
-        for algorithm in [Algorithm::FairTree, Algorithm::Classic] {
+        for algorithm in [Algorithm::FairTree, Algorithm::Classic, Algorithm::Flux] {
             let (tree, fs) = site(algorithm);
             for row in 1..tree.len() {
                 let rows = path_rows(&tree, &fs, row);
@@ -576,24 +587,56 @@ mod tests {
 
     #[test]
     fn the_subtree_ranges_nest_and_hold_the_factor() {
-        let (tree, fs) = site(Algorithm::FairTree);
-        for row in (0..tree.len()).filter(|&r| tree.is_user(r)) {
-            let f = fs.fs_factor[row];
-            let mut inner = (f, f);
-            for &r in path(&tree, row).iter().rev() {
-                let (lo, hi) = subtree_range(&tree, &fs, r).unwrap();
-                assert!(lo <= inner.0 && inner.1 <= hi, "{} at {}", assoc_name(&tree, row), assoc_name(&tree, r));
-                inner = (lo, hi);
+        // The seed site has `parent` accounts and users; flux groups them as Fair Tree does.
+        for algorithm in [Algorithm::FairTree, Algorithm::Flux] {
+            let (tree, fs) = site(algorithm);
+            for row in (0..tree.len()).filter(|&r| tree.is_user(r)) {
+                let f = fs.fs_factor[row];
+                let mut inner = (f, f);
+                for &r in path(&tree, row).iter().rev() {
+                    let (lo, hi) = subtree_range(&tree, &fs, r).unwrap();
+                    assert!(lo <= inner.0 && inner.1 <= hi, "{} at {}", assoc_name(&tree, row), assoc_name(&tree, r));
+                    inner = (lo, hi);
+                }
+            }
+            // The blocks do not overlap between siblings (no tied accounts there).
+            let kids: Vec<usize> = tree.children(0).filter(|&r| subtree_range(&tree, &fs, r).is_some()).collect();
+            for &x in &kids {
+                for &y in &kids {
+                    let (a, b) = (subtree_range(&tree, &fs, x).unwrap(), subtree_range(&tree, &fs, y).unwrap());
+                    assert!(x == y || a.1 <= b.0 || b.1 <= a.0, "{algorithm:?} {x} {y}: {a:?} {b:?}");
+                }
             }
         }
-        // Fair Tree's blocks do not overlap between siblings.
-        let kids: Vec<usize> = tree.children(0).filter(|&r| subtree_range(&tree, &fs, r).is_some()).collect();
-        for &x in &kids {
-            for &y in &kids {
-                let (a, b) = (subtree_range(&tree, &fs, x).unwrap(), subtree_range(&tree, &fs, y).unwrap());
-                assert!(x == y || a.1 <= b.0 || b.1 <= a.0, "{x} {y}: {a:?} {b:?}");
-            }
-        }
+    }
+
+    /// flux's ranges and places through a `parent` account, on the tree of
+    /// `pass::flux`'s `parent_shares_rank_as_fair_tree_groups_them` (factors p2 1, p1 0.8, a1 0.6,
+    /// b2 0.4, b1 0.2): A's users hold [0.6, 1]; P's own users p1 and p2 [0.8, 1]; p1 is placed
+    /// among A's group (p2 at 2^64, p1, a1), not among P's children.
+    #[test]
+    fn flux_ranges_and_places_through_a_parent_account() {
+        let text = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,A,,3,0\n3,2,A,a1,1,40\n\
+                    4,2,P,,parent,0\n5,4,P,p1,2,20\n6,4,P,p2,parent,10\n7,1,B,,1,0\n8,7,B,b1,1,10\n\
+                    9,7,B,b2,parent,30\n";
+        let input = crate::io::assoc_csv::parse(std::path::Path::new("parent.csv"), text).unwrap();
+        let tree = AssocTree::build(input).unwrap();
+        let fs = compute(&tree, &Params::new(Algorithm::Flux)).unwrap();
+        let p1 = find_rows(&tree, "p1").unwrap()[0];
+        let rows = path_rows(&tree, &fs, p1);
+        let got: Vec<(String, Option<u32>, Option<u32>, Option<f64>, Option<f64>)> =
+            rows.iter().map(|p| (p.name(), p.place, p.siblings, p.range_lo, p.range_hi)).collect();
+        assert_eq!(
+            got,
+            [
+                ("A".into(), Some(1), Some(2), Some(0.6), Some(1.0)),
+                ("P".into(), None, None, Some(0.8), Some(1.0)),
+                ("P/p1".into(), Some(2), Some(3), Some(0.8), Some(0.8)),
+            ]
+        );
+        let text = explain(&tree, &fs, p1);
+        assert!(text.contains("[0.600000, 1.000000]") && text.contains("2 of 3"), "{text}");
+        assert!(text.contains("FairShare = rank / users = 4 / 5 = 0.800000"), "{text}");
     }
 
     #[test]

@@ -320,8 +320,8 @@ fn explain_path(
 /// --
 ///
 /// The users' factors and places under each variant (`fair-tree`, `classic:dampening=4`, ...)
-/// on one site: the columns of `fairshare compare --out`. A variant that cannot be computed (flux
-/// on `parent` shares) is left out with a warning.
+/// on one site: the columns of `fairshare compare --out`. A variant that cannot be computed is
+/// left out with a warning.
 #[pyfunction]
 #[pyo3(signature = (variants, site = None, options = None))]
 fn compare(

@@ -83,7 +83,7 @@ def test_history_equals_the_cli_history(tmp_path):
 
 
 def flux_tree(tmp_path):
-    """The seed tree without `parent` shares, which flux has no meaning for."""
+    """The seed tree with shares for its `parent` associations: a tree of flux-accounting's kind."""
     tree = fairshare.read_tree(SEED / "tree.csv").with_columns(parent_shares=False,
                                                                 shares=pl.col("shares").clip(lower_bound=1))
     path = tmp_path / "flux-tree.parquet"
@@ -108,10 +108,10 @@ def test_compare_equals_the_cli(tmp_path):
     assert got.columns[-2:] == ["fs_classic_dampening_4", "place_classic_dampening_4"]
 
 
-def test_compare_warns_of_a_variant_left_out():
-    with pytest.warns(UserWarning, match="flux left out of the comparison"):
-        got = fairshare.compare(["fair-tree", "flux"])
-    assert "fs_flux" not in got.columns
+def test_compare_takes_flux_on_the_seed_sites_parent_shares():
+    got = fairshare.compare(["fair-tree", "flux"])
+    assert got.columns[-2:] == ["fs_flux", "place_flux"]
+    assert got["fs_flux"].null_count() == 0
 
 
 def test_explain_path_holds_the_numbers_explain_prints():

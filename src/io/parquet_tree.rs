@@ -142,7 +142,8 @@ pub fn records_to_batch(records: &[AssocRecord]) -> RecordBatch {
 /// Each canonical column of `parts` in one array (no copy for a single part), columns across cores;
 /// each column's parts are freed as soon as it is joined.
 fn concat_columns(path: &Path, parts: Vec<[ArrayRef; 10]>) -> Result<[ArrayRef; 10]> {
-    let mut by_column: Vec<Vec<ArrayRef>> = (0..CANONICAL_TYPES.len()).map(|_| Vec::with_capacity(parts.len())).collect();
+    let mut by_column: Vec<Vec<ArrayRef>> =
+        (0..CANONICAL_TYPES.len()).map(|_| Vec::with_capacity(parts.len())).collect();
     for part in parts {
         for (column, array) in by_column.iter_mut().zip(part) {
             column.push(array);

@@ -2,7 +2,8 @@
 //! the night's fair-share computed once, instead of an exporter querying slurmctld per scrape.
 //!
 //! Per association, gauges labelled `cluster`, `account`, `user` and `partition` (`user` and
-//! `partition` empty where the association has none; an account's `account` is its own name):
+//! `partition` empty where the association has none; an account's `account` is its own name;
+//! `lineage` as well on the copies of an association a flux tree holds twice):
 //!
 //! | metric | what | samples |
 //! |---|---|---|
@@ -111,7 +112,8 @@ fn textfile(tree: &AssocTree, fs: &FairShare, facts: &RunFacts) -> String {
         ),
     ];
     let order = tree.preorder();
-    let labels: Vec<String> = order.iter().map(|&r| association_labels(tree, r as usize, &facts.cluster)).collect();
+    let mut labels: Vec<String> = order.iter().map(|&r| association_labels(tree, r as usize, &facts.cluster)).collect();
+    tell_copies_apart(tree, &order, &mut labels);
     let mut s = String::new();
     for (name, help, value) in &columns {
         header(&mut s, name, help);
@@ -180,6 +182,31 @@ fn association_labels(tree: &AssocTree, row: usize, cluster: &str) -> String {
         escape(tree.user_name(row).unwrap_or("")),
         escape(tree.partition(row).unwrap_or(""))
     )
+}
+
+/// Adds `lineage="/root/.../account/"`, the accounts from the root down to the association's
+/// (its own, for an account), to the labels of every association whose labels another has too:
+/// a flux tree holds a bank its database lists under two parents twice, and two series with one
+/// label set would make the collector refuse the file. Other series keep their four labels.
+fn tell_copies_apart(tree: &AssocTree, order: &[u32], labels: &mut [String]) {
+    let mut count: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    for l in labels.iter() {
+        *count.entry(l.as_str()).or_default() += 1;
+    }
+    let repeated: Vec<usize> = (0..labels.len()).filter(|&i| count[labels[i].as_str()] > 1).collect();
+    for i in repeated {
+        let mut r = order[i] as usize;
+        if tree.is_user(r) {
+            r = tree.parents()[r] as usize;
+        }
+        let mut accounts = vec![tree.account(r)];
+        while r != 0 {
+            r = tree.parents()[r] as usize;
+            accounts.push(tree.account(r));
+        }
+        let lineage: String = accounts.iter().rev().map(|a| format!("/{a}")).collect();
+        let _ = write!(labels[i], ",lineage=\"{}/\"", escape(&lineage));
+    }
 }
 
 /// A label value as the exposition format escapes it: backslash, double quote and newline.

@@ -11,9 +11,14 @@
 //! Weights and sorts are per-group kernels run in parallel. The walk's ranks follow from visit
 //! positions, worked out a level at a time with the banks of a level in parallel; only the subtrees
 //! whose lists merge tied banks are walked as flux-accounting does, with a stack of their own.
+//!
+//! flux-accounting has no `FairShare=parent`. On a Slurm tree with it the weighted tree runs as
+//! Fair Tree groups the tree: a `parent` account is left out and its children compete among its
+//! fair-share parent's (`AssocTree::without_parent_accounts`), and a `parent` user weighs 2^64,
+//! so it ranks first among its fair-share parent's children (with its idle siblings), as Fair
+//! Tree's `+inf` ranks it. Its factor is then the top of its fair-share parent's block of ranks.
 
-use super::{FairShare, Params, norm_usage_at};
-use crate::error::{Error, Result};
+use super::{FairShare, Params, norm_usage, norm_usage_at};
 use crate::parallel;
 use crate::tree::AssocTree;
 use crate::tree::runs::split_runs;
@@ -26,17 +31,17 @@ fn is_equal(a: f64, b: f64) -> bool {
     (a - b).abs() < f64::EPSILON * a.abs().max(b.abs()).max(1.0)
 }
 
-pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
-    let n = tree.len();
-    if tree.has_parent_shares()
-        && let Some(r) = (1..n).find(|&r| tree.is_parent_shares(r))
-    {
-        return Err(Error::Usage(format!(
-            "flux-accounting has no `parent` shares, but association {} ({}) has them",
-            tree.ids()[r],
-            tree.user_name(r).unwrap_or(tree.account(r))
-        )));
+pub(super) fn flux(tree: &AssocTree, params: Params) -> FairShare {
+    if !tree.has_parent_shares() {
+        return weighted_tree(tree, params);
     }
+    let (lifted, rows) = tree.without_parent_accounts();
+    on_slurm_tree(tree, &lifted, &rows, weighted_tree(&lifted, params))
+}
+
+/// The weighted tree over a tree without `parent` accounts; a `parent` user weighs [`MAX_WEIGHT`].
+fn weighted_tree(tree: &AssocTree, params: Params) -> FairShare {
+    let n = tree.len();
     let usage = tree.raw_usage();
     let shares = tree.raw_shares();
     let users = tree.fs_groups().user_flags();
@@ -46,16 +51,9 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     // that can be parents.
     let (starts, counts) = (tree.child_starts(), tree.child_counts());
     let parent_rows = tree.parent_rows();
-    let sums = parallel::column(parent_rows, |p| {
-        let kids = starts[p] as usize..(starts[p] + counts[p]) as usize;
-        let s = shares[kids.clone()].iter().fold(0u64, |acc, &c| acc.wrapping_add(c));
-        let u = if params.flux_exact_sums {
-            usage[kids].iter().sum::<f64>()
-        } else {
-            usage[kids].iter().fold(0u64, |acc, &c| add_truncated(acc, c)) as f64
-        };
-        (s, u)
-    });
+    let sums = parallel::column(parent_rows, |p| sibling_sums(tree, p, params.flux_exact_sums));
+    // A `parent` user ranks as Fair Tree ranks it: first among its siblings (its 0 shares aside).
+    let parent_users = tree.has_parent_shares().then(|| tree.parent_share_flags());
 
     // One pass over the rows for the output columns; level_fs is the weight, shown as inf where it
     // is MAX_WEIGHT (and only there: a computed weight never reaches inf).
@@ -68,7 +66,11 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
             return [f64::NAN, 1.0, f64::NAN, norm_usage_at(usage, 0)];
         }
         let (s_sum, u_sum) = sums[parents[c] as usize];
-        let w = weight(shares[c], s_sum, usage[c], u_sum);
+        let w = if parent_users.as_ref().is_some_and(|p| p[c]) {
+            MAX_WEIGHT
+        } else {
+            weight(shares[c], s_sum, usage[c], u_sum)
+        };
         [
             shares[c] as f64 / s_sum as f64,
             if u_sum == 0.0 { 0.0 } else { usage[c] / u_sum },
@@ -101,7 +103,65 @@ pub(super) fn flux(tree: &AssocTree, params: Params) -> Result<FairShare> {
     let n_users = tree.user_count();
     let ranks = rank_users(tree, &sorted, n_users);
     let fs_factor = parallel::column(n, |i| if users[i] { f64::from(ranks[i]) / n_users as f64 } else { f64::NAN });
-    Ok(FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor })
+    FairShare { params, norm_shares, norm_usage, effective_usage, level_fs, rank: ranks, fs_factor }
+}
+
+/// The shares and usage sums of the children of `p`, in child order, as flux-accounting
+/// accumulates them (`exact`: usage summed without truncation).
+fn sibling_sums(tree: &AssocTree, p: usize, exact: bool) -> (u64, f64) {
+    let kids = tree.children(p);
+    let s = tree.raw_shares()[kids.clone()].iter().fold(0u64, |acc, &c| acc.wrapping_add(c));
+    let usage = &tree.raw_usage()[kids];
+    let u =
+        if exact { usage.iter().sum::<f64>() } else { usage.iter().fold(0u64, |acc, &c| add_truncated(acc, c)) as f64 };
+    (s, u)
+}
+
+/// The weighted tree of a Slurm tree with `parent` shares (`tree`) from its result on `lifted`,
+/// `tree` without its `parent` accounts (`rows`: the row of `tree` each row of `lifted` is).
+///
+/// Its rows keep their values, except that `parent` associations show what Fair Tree shows for
+/// them: no weight, and their fair-share parent's S. A `parent` account, which ranks no one, has
+/// as U its usage over that of the group its children were lifted into.
+fn on_slurm_tree(tree: &AssocTree, lifted: &AssocTree, rows: &[u32], inner: FairShare) -> FairShare {
+    let n = tree.len();
+    let mut at = vec![u32::MAX; n];
+    for (k, &r) in rows.iter().enumerate() {
+        at[r as usize] = k as u32;
+    }
+    let lifted_row = |r: usize| (at[r] != u32::MAX).then_some(at[r] as usize);
+    let groups = tree.fs_groups();
+    let fs_parents = groups.fs_parents();
+    let usage = tree.raw_usage();
+    let mut out = FairShare {
+        params: inner.params,
+        norm_shares: vec![f64::NAN; n],
+        norm_usage: norm_usage(tree),
+        effective_usage: vec![0.0; n],
+        level_fs: vec![f64::NAN; n],
+        rank: vec![0; n],
+        fs_factor: vec![f64::NAN; n],
+    };
+    for r in 0..n {
+        if let Some(k) = lifted_row(r) {
+            out.norm_shares[r] = inner.norm_shares[k];
+            out.effective_usage[r] = inner.effective_usage[k];
+            out.level_fs[r] = inner.level_fs[k];
+            out.rank[r] = inner.rank[k];
+            out.fs_factor[r] = inner.fs_factor[k];
+        }
+    }
+    for r in (1..n).filter(|&r| tree.is_parent_shares(r)) {
+        let f = fs_parents[r] as usize;
+        out.level_fs[r] = f64::NAN;
+        out.norm_shares[r] = out.norm_shares[f];
+        if lifted_row(r).is_none() {
+            // A fair-share parent has real shares (or is the root): it is in `lifted`.
+            let (_, u_sum) = sibling_sums(lifted, at[f] as usize, inner.params.flux_exact_sums);
+            out.effective_usage[r] = if u_sum == 0.0 { 0.0 } else { usage[r] / u_sum };
+        }
+    }
+    out
 }
 
 /// flux-accounting's `(uint64_t)(sum + usage)`, without the float conversions on the chain where
@@ -194,6 +254,29 @@ fn sort_siblings(rows: &mut [Sibling]) {
 fn sort_from_tree_order(rows: &mut [Sibling]) {
     rows.sort_unstable_by_key(|s| s.row);
     sort_weighted(rows);
+}
+
+/// The user rows of a flux tree in the order flux-accounting's update-fshare writes their
+/// fair-share (`data_writer_db_t`): depth-first, each bank's children in the order the walk's sort
+/// left them in the tree (tied banks are merged for ranking only; the writer walks the banks
+/// themselves). A user whose bank the database lists under two parents is in the tree twice and
+/// written twice: the value written last is the one the database keeps.
+pub fn update_fshare_order(tree: &AssocTree, fs: &FairShare) -> Vec<usize> {
+    let weight_of = |r: usize| if fs.level_fs[r] == f64::INFINITY { MAX_WEIGHT } else { fs.level_fs[r] };
+    let mut order = Vec::with_capacity(tree.user_count());
+    let mut stack = vec![0usize];
+    let mut kids = Vec::new();
+    while let Some(r) = stack.pop() {
+        if tree.is_user(r) {
+            order.push(r);
+            continue;
+        }
+        kids.clear();
+        kids.extend(tree.children(r).map(|c| Sibling { weight: weight_of(c), user: tree.is_user(c), row: c as u32 }));
+        sort_from_tree_order(&mut kids);
+        stack.extend(kids.iter().rev().map(|k| k.row as usize));
+    }
+    order
 }
 
 /// A bank whose subtree the sequential [`Walk`] ranks, in [`rank_users`]'s positions.
@@ -502,10 +585,49 @@ mod tests {
         text += &format!("{},{depth},a{depth},u1,1,10\n{},{depth},a{depth},u2,1,20\n", depth + 1, depth + 2);
         let input = crate::io::assoc_csv::parse(std::path::Path::new("chain.csv"), &text).unwrap();
         let tree = AssocTree::build(input).unwrap();
-        let fs = flux(&tree, Params::new(super::super::Algorithm::Flux)).unwrap();
+        let fs = flux(&tree, Params::new(super::super::Algorithm::Flux));
         let n = tree.len();
         // u1 (less usage) ranks first.
         assert_eq!((fs.rank[n - 2], fs.rank[n - 1]), (2, 1));
         assert_eq!((fs.fs_factor[n - 2], fs.fs_factor[n - 1]), (1.0, 0.5));
+    }
+
+    /// A Slurm tree with `parent` shares, by hand. Root: A (3 shares; a1 40, and the `parent`
+    /// account P with p1 (2 shares, 20) and the `parent` user p2 (10)) and B (1 share; b1 10 and
+    /// the `parent` user b2 30). N = 5 users.
+    ///
+    /// Root: S = 4, U = 70 + 40 = 110; A weighs (3/4)/(70/110) = 1.178571, B (1/4)/(40/110) =
+    /// 0.6875: A's users take ranks 5..3, B's 2..1. P is left out and its children compete in A's
+    /// group, next to a1: S = 1 + 2 (p2's `parent` shares count 0), U = 40 + 20 + 10 = 70. p2 weighs
+    /// 2^64, p1 (2/3)/(20/70) = 2.333333, a1 (1/3)/(40/70) = 0.583333: p2 5/5 = 1, p1 4/5, a1 3/5.
+    /// In B, b2 weighs 2^64 and b1 (1/1)/(10/40) = 4: b2 2/5, b1 1/5. A `parent` user so takes the
+    /// top of its fair-share parent's block.
+    #[test]
+    fn parent_shares_rank_as_fair_tree_groups_them() {
+        let text = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,A,,3,0\n3,2,A,a1,1,40\n\
+                    4,2,P,,parent,0\n5,4,P,p1,2,20\n6,4,P,p2,parent,10\n7,1,B,,1,0\n8,7,B,b1,1,10\n\
+                    9,7,B,b2,parent,30\n";
+        let input = crate::io::assoc_csv::parse(std::path::Path::new("parent.csv"), text).unwrap();
+        let tree = AssocTree::build(input).unwrap();
+        let fs = flux(&tree, Params::new(super::super::Algorithm::Flux));
+        let row = |name: &str| (0..tree.len()).find(|&r| tree.user_name(r).unwrap_or(tree.account(r)) == name).unwrap();
+        let factors: Vec<f64> = ["p2", "p1", "a1", "b2", "b1"].map(|u| fs.fs_factor[row(u)]).to_vec();
+        assert_eq!(factors, [1.0, 0.8, 0.6, 0.4, 0.2]);
+        assert_eq!(["p2", "p1", "a1", "b2", "b1"].map(|u| fs.rank[row(u)]), [5, 4, 3, 2, 1]);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(fs.level_fs[row("A")], 0.75 / (70.0 / 110.0)));
+        assert!(close(fs.level_fs[row("p1")], (2.0 / 3.0) / (20.0 / 70.0)));
+        assert!(close(fs.level_fs[row("b1")], 4.0));
+        // `parent` associations: no weight and their fair-share parent's S, as Fair Tree shows them;
+        // P's usage is over that of the group its children were lifted into.
+        for r in ["P", "p2", "b2"] {
+            assert!(fs.level_fs[row(r)].is_nan(), "{r}");
+        }
+        assert_eq!((fs.norm_shares[row("P")], fs.norm_shares[row("p2")]), (0.75, 0.75));
+        assert_eq!(fs.norm_shares[row("b2")], 0.25);
+        assert!(close(fs.effective_usage[row("P")], 30.0 / 70.0));
+        assert!(close(fs.effective_usage[row("p2")], 10.0 / 70.0));
+        assert!(fs.fs_factor[row("P")].is_nan());
+        assert_eq!(fs.rank[row("P")], 0);
     }
 }

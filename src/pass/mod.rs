@@ -15,6 +15,7 @@ pub mod stdsort;
 pub mod x87;
 
 pub use fair_tree::NEAR_ULPS;
+pub use flux::update_fshare_order;
 
 use crate::error::Result;
 use crate::parallel;
@@ -94,11 +95,12 @@ pub struct FairShare {
     pub fs_factor: Vec<f64>,
 }
 
-/// Runs the pass selected by `params` over `tree`.
+/// Runs the pass selected by `params` over `tree`. flux-accounting has no `parent` shares: on a
+/// Slurm tree with them flux ranks as Fair Tree groups them, a `parent` account's children among
+/// its fair-share parent's and a `parent` user first among its fair-share parent's children.
 ///
 /// # Errors
-/// [`crate::Error::Usage`] when the tree uses something the algorithm has no meaning for
-/// (flux-accounting has no `parent` shares).
+/// None of the passes refuses a tree today.
 ///
 /// # Example
 /// ```
@@ -113,7 +115,7 @@ pub fn compute(tree: &AssocTree, params: &Params) -> Result<FairShare> {
     match params.algorithm {
         Algorithm::FairTree => Ok(fair_tree::fair_tree(tree, tree.fs_groups(), NEAR_ULPS, *params)),
         Algorithm::Classic => Ok(classic::classic(tree, tree.fs_groups(), *params, None)),
-        Algorithm::Flux => flux::flux(tree, *params),
+        Algorithm::Flux => Ok(flux::flux(tree, *params)),
     }
 }
 

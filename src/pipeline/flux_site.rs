@@ -47,8 +47,9 @@ pub fn run_flux_db(
 
     let inputs = if describe { describe_inputs(&[("flux_db", db)])? } else { Vec::new() };
     if write_back {
-        let values: Vec<(String, String, f64)> = (0..tree.len())
-            .filter(|&r| tree.is_user(r))
+        // In update-fshare's order: a user the tree holds twice keeps the value written last.
+        let values: Vec<(String, String, f64)> = fs::update_fshare_order(&tree, &result)
+            .into_iter()
             .map(|r| {
                 let user = tree.user_name(r).unwrap_or_default().to_string();
                 (user, tree.account(r).to_string(), result.fs_factor[r])
@@ -56,11 +57,7 @@ pub fn run_flux_db(
             .collect();
         usage.write_back(db, &values)?;
         let count = values.len();
-        stages.finish(
-            "write-back",
-            || format!("{count} associations' fair-share written to {}", db.display()),
-            observer,
-        );
+        stages.finish("write-back", || format!("{count} fair-share values written to {}", db.display()), observer);
     }
     let metadata = [("fairshare.decay", "flux".to_string()), ("fairshare.now", now.to_string())]
         .into_iter()

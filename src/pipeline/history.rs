@@ -14,6 +14,7 @@ use crate::output::atomic::{AtomicDir, DirKind};
 use crate::output::parquet::{association_batch, metadata, write_parquet};
 use crate::tree::AssocTree;
 use crate::usage::ChargeReport;
+use crate::usage::charge::{share_among_copies, user_copies};
 use crate::usage::history::{Instants, charge_history};
 use crate::{Error, Result};
 
@@ -75,6 +76,9 @@ pub fn for_each_history_instant(
     // Tree row of each input record.
     let row_of_id: HashMap<u64, usize> = tree.ids().iter().enumerate().map(|(row, &id)| (id, row)).collect();
     let tree_rows: Vec<usize> = input.records.iter().map(|r| row_of_id[&r.id]).collect();
+    // A flux tree may hold an association twice: each copy holds the usage charged to it.
+    let copies: Vec<(usize, usize)> =
+        user_copies(&input).into_iter().map(|(copy, first)| (tree_rows[copy], tree_rows[first])).collect();
     let source = site.tree.source();
     let mut by_row = vec![0.0; tree.len()];
     let total = history.instants().times().len() as u64;
@@ -88,6 +92,7 @@ pub fn for_each_history_instant(
         for (&row, &u) in tree_rows.iter().zip(record_usage) {
             by_row[row] = u;
         }
+        share_among_copies(&copies, &mut by_row, |a, b| *a += b);
         let at_tree = tree.with_user_usage(&by_row);
         // As Slurm holds it after the instant's last pass: classic reads its accounts at that
         // pass's start (as `fair_share_after_charge` does for one instant).
@@ -96,6 +101,7 @@ pub fn for_each_history_instant(
                 for (&row, &u) in tree_rows.iter().zip(start) {
                     start_by_row[row] = u;
                 }
+                share_among_copies(&copies, &mut start_by_row, |a, b| *a += b);
                 crate::pass::compute_after_pass(&at_tree, &tree.with_user_usage(&start_by_row), params)?
             }
             None => crate::pass::compute(&at_tree, params)?,

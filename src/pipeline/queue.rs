@@ -82,7 +82,7 @@ impl Queue {
     /// with the priority tables of the database when the tree is one.
     ///
     /// # Errors
-    /// The tree or the queue cannot be read, or the tree has shares flux cannot take.
+    /// The tree or the queue cannot be read.
     pub fn flux(
         tree: &TreeSource,
         params: Params,

@@ -87,7 +87,8 @@ pub fn flux_priority(w: &FluxWeights, fairshare: f64, queue: i32, bank: f64, urg
 }
 
 /// Scores the queue with flux-accounting's formula. A job's queue is its first partition; its
-/// association is (user, bank = account); an unknown association scores fair-share 0. The weighted
+/// association is (user, bank = account), with the fair-share update-fshare stored for it; an
+/// unknown association scores fair-share 0. The weighted
 /// terms land in the [`Scores`] columns sprio shows: fair-share, QOS (the queue term) and
 /// association (the bank term).
 pub fn score_flux(
@@ -97,9 +98,19 @@ pub fn score_flux(
     tables: &FluxPriorityTables,
 ) -> (Scores, Vec<usize>) {
     let mut assoc: HashMap<(&str, &str), u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
+    let mut repeated = false;
     for r in 0..tree.len() {
         if let Some(u) = tree.user_name(r) {
-            assoc.insert((u, tree.account(r)), r as u32);
+            repeated |= assoc.insert((u, tree.account(r)), r as u32).is_some();
+        }
+    }
+    // A user the tree holds twice (its bank listed under two parents) has the value update-fshare
+    // wrote last.
+    if repeated {
+        for r in crate::pass::update_fshare_order(tree, fs) {
+            if let Some(u) = tree.user_name(r) {
+                assoc.insert((u, tree.account(r)), r as u32);
+            }
         }
     }
     let w = &tables.weights;

@@ -302,34 +302,8 @@ impl AssocTree {
         let (child_off, mut child_rows) = link_children(&cols)?;
         let root = find_root(&cols)?;
         order_children(&cols, &child_off, &mut child_rows)?;
-        let children = |p: usize| &child_rows[child_off[p] as usize..child_off[p + 1] as usize];
-
-        // Breadth-first layout.
-        let mut order: Vec<u32> = Vec::with_capacity(n);
-        let mut child_start = vec![0u32; n];
-        let mut child_count = vec![0u32; n];
-        let mut depth = vec![0u32; n];
-        let mut parent = vec![0u32; n];
-        let mut level_offsets = vec![0u32];
-        order.push(root as u32);
-        let mut head = 0usize;
-        let mut level_end = 1usize;
-        while head < order.len() {
-            let kids = children(order[head] as usize);
-            child_start[head] = order.len() as u32;
-            child_count[head] = kids.len() as u32;
-            for &k in kids {
-                parent[order.len()] = head as u32;
-                depth[order.len()] = depth[head] + 1;
-                order.push(k);
-            }
-            head += 1;
-            if head == level_end && head < order.len() {
-                level_offsets.push(head as u32);
-                level_end = order.len();
-            }
-        }
-        level_offsets.push(order.len() as u32);
+        let Layout { order, parent, depth, child_start, child_count, level_offsets } =
+            breadth_first(n, root, |p| &child_rows[child_off[p] as usize..child_off[p + 1] as usize]);
         if order.len() != n {
             // Rows not reached from the root hang off a cycle.
             let mut reached = vec![false; n];
@@ -447,6 +421,103 @@ fn grp_tres_mins_in_order(cols: &TreeColumns, indices: &UInt32Array) -> Result<S
                 .map_err(|m| Error::input(&cols.source, cols.line(old), format!("GrpTRESMins: {m}")))
         })
         .collect()
+}
+
+impl AssocTree {
+    /// The tree with its `parent` accounts left out and every account's fair-share group
+    /// ([`FsGroups`](super::FsGroups), in its order) as its children: the children of a `parent`
+    /// account sit among those of its fair-share parent, as Slurm's Fair Tree ranks them, for a
+    /// pass that has no `parent` accounts. `parent` users stay, flagged. With the row of `self`
+    /// each row is.
+    ///
+    /// Accounts keep their usage: a `parent` account's users are below its fair-share parent
+    /// either way.
+    pub(crate) fn without_parent_accounts(&self) -> (AssocTree, Vec<u32>) {
+        let n = self.len();
+        let groups = self.fs_groups();
+        let (users, parent_flags) = (groups.user_flags(), groups.parent_flags());
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut members = Vec::with_capacity(groups.members().len());
+        for x in 0..n {
+            offsets.push(members.len() as u32);
+            members.extend(groups.group(x).iter().filter(|&&m| users[m as usize] || !parent_flags[m as usize]));
+        }
+        offsets.push(members.len() as u32);
+        let Layout { order, parent, depth, child_start, child_count, level_offsets } =
+            breadth_first(n, 0, |x| &members[offsets[x] as usize..offsets[x + 1] as usize]);
+        let indices = UInt32Array::from(order.clone());
+        fn gather<T: Array + Clone + 'static>(column: &T, indices: &UInt32Array) -> T {
+            downcast(take(column, indices, None).expect("indices are rows of the tree"))
+        }
+        let lifted = AssocTree {
+            id: gather(&self.id, &indices),
+            parent: UInt32Array::from_iter((0..order.len()).map(|i| (i > 0).then_some(parent[i]))),
+            depth: UInt32Array::from(depth),
+            child_start: UInt32Array::from(child_start),
+            child_count: UInt32Array::from(child_count),
+            is_user: gather(&self.is_user, &indices),
+            account: gather(&self.account, &indices),
+            user: gather(&self.user, &indices),
+            partition: gather(&self.partition, &indices),
+            raw_shares: gather(&self.raw_shares, &indices),
+            parent_shares: gather(&self.parent_shares, &indices),
+            raw_usage: gather(&self.raw_usage, &indices),
+            priority: gather(&self.priority, &indices),
+            grp_tres_mins: gather(&self.grp_tres_mins, &indices),
+            tres: self.tres.as_ref().map(|t| Arc::new(t.gather(&order))),
+            level_offsets,
+            user_count: self.user_count,
+            usage_is_integral: self.usage_is_integral,
+            fs_groups: OnceLock::new(),
+        };
+        (lifted, order)
+    }
+}
+
+/// A breadth-first layout: `order[k]` is the input row laid out at row `k`; the other columns
+/// are per laid-out row.
+struct Layout {
+    order: Vec<u32>,
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    child_start: Vec<u32>,
+    child_count: Vec<u32>,
+    level_offsets: Vec<u32>,
+}
+
+/// Lays out the rows reached from input row `root` (of `n`) breadth-first, the children of each
+/// (`children(row)`, input rows) in the order given.
+fn breadth_first<'a>(n: usize, root: usize, children: impl Fn(usize) -> &'a [u32]) -> Layout {
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut child_start = vec![0u32; n];
+    let mut child_count = vec![0u32; n];
+    let mut depth = vec![0u32; n];
+    let mut parent = vec![0u32; n];
+    let mut level_offsets = vec![0u32];
+    order.push(root as u32);
+    let mut head = 0usize;
+    let mut level_end = 1usize;
+    while head < order.len() {
+        let kids = children(order[head] as usize);
+        child_start[head] = order.len() as u32;
+        child_count[head] = kids.len() as u32;
+        for &k in kids {
+            parent[order.len()] = head as u32;
+            depth[order.len()] = depth[head] + 1;
+            order.push(k);
+        }
+        head += 1;
+        if head == level_end && head < order.len() {
+            level_offsets.push(head as u32);
+            level_end = order.len();
+        }
+    }
+    level_offsets.push(order.len() as u32);
+    let m = order.len();
+    for column in [&mut child_start, &mut child_count, &mut depth, &mut parent] {
+        column.truncate(m);
+    }
+    Layout { order, parent, depth, child_start, child_count, level_offsets }
 }
 
 /// The error for an account (input row `row`) whose `what` sum to `sum`, which is not finite.
@@ -600,9 +671,14 @@ fn link_children(cols: &TreeColumns) -> Result<(Vec<u32>, Vec<u32>)> {
     Ok((child_off, child_rows))
 }
 
-/// Fails on an account name given twice: account names are unique in a cluster (duplicate users
-/// can only be siblings, and are checked in the layout).
+/// Fails on an account name given twice in a Slurm tree: account names are unique in a cluster
+/// (duplicate users can only be siblings, and are checked in the layout). flux-accounting's readers
+/// place a bank by its position (CSV) or under every parent its name has (database), so in a flux
+/// tree ([`SiblingOrder::Input`]) a bank name may repeat.
 fn unique_accounts(cols: &TreeColumns) -> Result<()> {
+    if cols.sibling_order == SiblingOrder::Input {
+        return Ok(());
+    }
     let mut accounts: hashbrown::HashMap<&str, u64, foldhash::fast::FixedState> = Default::default();
     for i in (0..cols.len()).filter(|&i| !cols.is_user(i)) {
         if let Some(first) = accounts.insert(cols.account.value(i), cols.line(i)) {

@@ -95,7 +95,8 @@ impl AssocRecord {
 pub enum SiblingOrder {
     /// Slurm's lineage order: users first (by user, then partition), then accounts by name, byte order.
     Lineage,
-    /// The order of the input records (flux-accounting's readers already order by name).
+    /// The order of the input records (flux-accounting's readers already order by name). A bank
+    /// name may repeat: flux-accounting reads a bank listed under two parents under each.
     Input,
 }
 
@@ -208,8 +209,9 @@ impl AssocTree {
     ///
     /// # Errors
     /// An [`Error::Input`](crate::Error::Input) naming the file and line for: no root or two roots, an unknown parent,
-    /// a user with children, a cycle, a duplicate id or association, a user whose account differs from
-    /// its parent account, or usage that is negative or not a number.
+    /// a user with children, a cycle, a duplicate id or association (an account name given twice counts
+    /// only in a Slurm tree, [`SiblingOrder::Lineage`]), a user whose account differs from its parent
+    /// account, or usage that is negative or not a number.
     ///
     /// # Example
     /// ```

@@ -16,7 +16,7 @@ use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
 use crate::io::read::time::check_time;
-use crate::tree::{AssocTres, TreeInput};
+use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::ExactSum;
 use super::tres::TresSums;
@@ -748,7 +748,9 @@ impl PartialUsage {
     /// A sum reaching [`USAGE_LIMIT`], naming the job records (`path`) and the association.
     pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
         let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let copies = user_copies(input);
         let sum_up = |mut usage: Vec<ExactSum>| -> Result<Vec<f64>> {
+            share_among_copies(&copies, &mut usage, |a, b| a.merge(b));
             for i in 0..input.records.len() {
                 if input.records[i].user.is_none() {
                     continue;
@@ -804,6 +806,40 @@ fn tres_of_records(input: &TreeInput, row_of: &FxHashMap<u64, usize>, sums: &Tre
         }
     }
     AssocTres { names: sums.names().to_vec(), usage_raw: usage.iter().map(ExactSum::to_f64).collect(), run_secs }
+}
+
+/// The user rows of a flux tree that repeat an association of an earlier row (a bank that a
+/// flux-accounting database lists under two parents is read under each, its users with it), each
+/// with that row: `(copy, first)`. A Slurm tree has one row per association.
+pub(crate) fn user_copies(input: &TreeInput) -> Vec<(usize, usize)> {
+    if input.sibling_order != SiblingOrder::Input {
+        return Vec::new();
+    }
+    let mut first: std::collections::HashMap<(&str, &str, Option<&str>), usize, foldhash::fast::FixedState> =
+        Default::default();
+    let mut copies = Vec::new();
+    for (i, r) in input.records.iter().enumerate() {
+        let Some(user) = &r.user else { continue };
+        match first.entry((user, &r.account, r.partition.as_deref())) {
+            std::collections::hash_map::Entry::Occupied(f) => copies.push((i, *f.get())),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+            }
+        }
+    }
+    copies
+}
+
+/// Gives every copy of an association ([`user_copies`]) the usage charged to any of them (the
+/// lookup charges one): `add` sums them into the first, which is then copied to the others.
+pub(crate) fn share_among_copies<T: Copy>(copies: &[(usize, usize)], usage: &mut [T], add: impl Fn(&mut T, &T)) {
+    for &(copy, first) in copies {
+        let u = usage[copy];
+        add(&mut usage[first], &u);
+    }
+    for &(copy, first) in copies {
+        usage[copy] = usage[first];
+    }
 }
 
 /// `usage`, the charge of `job` billed `bill` per second, when it is a finite number.

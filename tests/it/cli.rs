@@ -807,18 +807,30 @@ fn progress_only_on_a_terminal() {
     assert!(seen.contains("fairshare: writing the history 100.0% (8/8 instants)"), "{seen}");
 }
 
-/// `compare` with its default variants on a tree with `parent` shares: the table compares what
-/// could be computed, and stderr says why flux is left out.
+/// `compare` with its default variants on the seed site, `parent` shares and all: Fair Tree,
+/// classic and flux side by side, nothing left out.
 #[test]
-fn compare_by_default_leaves_out_what_cannot_be_computed() {
-    let out = fairshare(["compare"]);
+fn compare_by_default_puts_the_three_algorithms_side_by_side() {
+    let out = fairshare(["compare", "--all"]);
     let text = stdout_of(&out);
-    assert!(text.contains("fair-tree") && text.contains("classic") && !text.contains("not computed"), "{text}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("fairshare: flux left out of the comparison: flux-accounting has no `parent` shares"),
-        "{err}"
-    );
+    assert!(!err.contains("left out"), "{err}");
+    // The correlation table's header, then one row per variant.
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("Spearman")).skip(1);
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["fair-tree", "classic", "flux"], "{text}");
+    for variant in header {
+        let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!((row[0], row.len()), (variant, 4), "{text}");
+    }
+    // Every user association has a factor under each (no `-`).
+    let table = text.lines().skip_while(|l| !l.starts_with("association")).skip(1).take_while(|l| !l.is_empty());
+    let rows: Vec<&str> = table.collect();
+    assert!(!rows.is_empty(), "{text}");
+    for row in rows {
+        assert_eq!(row.matches('(').count(), 3, "{row}");
+        assert!(!row.contains(" - "), "{row}");
+    }
 }
 
 /// Flags win over the site file, `--decay` and `--timezone` included (clap defaults used to make

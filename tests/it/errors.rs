@@ -83,15 +83,6 @@ fn failed_compute_leaves_no_output() {
 }
 
 #[test]
-fn flux_rejects_parent_shares() {
-    let dir = tempfile::tempdir().unwrap();
-    let tree = write_file(dir.path(), "t.csv", &format!("{HEADER}1,,root,,1,0\n2,1,a,,parent,0\n3,2,a,u,1,5\n"));
-    let out = fairshare(["sshare", "--algo", "flux", "--tree", tree.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("no `parent` shares"), "{err}");
-}
-
-#[test]
 fn unknown_sshare_field_is_an_error() {
     let out = fairshare(["sshare", "-o", "Account,Bogus"]);
     let err = String::from_utf8_lossy(&out.stderr);

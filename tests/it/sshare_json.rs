@@ -91,14 +91,14 @@ fn check(doc: &Value) -> Vec<String> {
 #[test]
 fn output_follows_the_shares_schema() {
     let dir = tempfile::tempdir().unwrap();
-    // flux has no meaning for the seed tree's `parent` shares: a flux-csv tree of its own.
+    // flux on a flux-csv tree, and on the seed tree's `parent` shares.
     let flux = write_file(
         dir.path(),
         "flux.csv",
         "level,bank,user,shares,usage\n0,root,%^+_nouser,1,0\n1,a,%^+_nouser,1,10\n2,a,u1,1,4\n2,a,u2,3,6\n\
          1,b,%^+_nouser,2,0\n2,b,u3,1,0\n",
     );
-    for (algo, tree) in [("fair-tree", seed_tree()), ("classic", seed_tree()), ("flux", flux)] {
+    for (algo, tree) in [("fair-tree", seed_tree()), ("classic", seed_tree()), ("flux", flux), ("flux", seed_tree())] {
         let out = fairshare([
             "sshare".as_ref(),
             "--json".as_ref(),

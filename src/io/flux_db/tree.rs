@@ -4,8 +4,15 @@
 //! The root is the first bank with an empty `parent_bank`. A bank with any sub-bank row (active or
 //! not) takes only its active sub-banks, ordered by name, and ignores associations attached to it;
 //! a bank without sub-banks takes its active associations, ordered by username. Inactive banks and
-//! their subtrees are left out. Bank usage is the sum of its active users' `job_usage`. A
-//! `parent_bank` cycle is refused: the C++ reader would silently leave out its banks and users.
+//! their subtrees are left out. Bank usage is the sum of its active users' `job_usage`.
+//!
+//! The C++ reader finds a bank's sub-banks by name (`WHERE parent_bank=?`), so a bank name with two
+//! `bank_table` rows under two parents is read under each: every copy takes the shares of the
+//! name's first row, the `active` of its own row, and all the sub-banks and associations of the
+//! name. Its users are then in the tree twice, each copy ranked on its own (and counted in the
+//! number of users); update-fshare writes both values, the one written last staying
+//! ([`crate::pass::update_fshare_order`]). A `parent_bank` cycle is refused: under the root the C++
+//! reader would recurse forever, elsewhere it would silently leave out the cycle's banks and users.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -18,7 +25,7 @@ use crate::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 ///
 /// # Errors
 /// The file is `-` or a stream, cannot be opened as SQLite, lacks `bank_table`/`association_table`,
-/// has no root bank, has a `parent_bank` cycle, or has a negative share count.
+/// has no root bank, has a `parent_bank` cycle, or has a negative share count or usage.
 pub fn read(path: &Path) -> Result<TreeInput> {
     let err = db_err(path);
     let conn = open_read(path)?;
@@ -41,15 +48,34 @@ pub fn read(path: &Path) -> Result<TreeInput> {
     let mut next_id = 1u64;
     // Depth-first, as the C++ reader recurses: (bank, parent id).
     let mut stack: Vec<(String, Option<u64>)> = vec![(root, None)];
-    // A bank reached twice (a parent_bank cycle through the root, or a bank listed twice) would
-    // otherwise be walked again and again.
-    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // The banks from the root down to the one being read (ids and names): a bank met again on its
+    // own path, a parent_bank cycle through the root, would make the C++ reader recurse forever.
+    // A bank under two parents is met on two paths, and read under each.
+    let mut trail: Vec<(u64, String)> = Vec::new();
+    let mut on_trail: HashSet<String> = HashSet::new();
     while let Some((bank, parent_id)) = stack.pop() {
-        if !seen.insert(bank.clone()) {
+        while let Some((id, name)) = trail.last()
+            && Some(*id) != parent_id
+        {
+            on_trail.remove(name);
+            trail.pop();
+        }
+        if on_trail.contains(&bank) {
+            let chain: Vec<String> = trail
+                .iter()
+                .map(|(_, b)| b)
+                .skip_while(|b| **b != bank)
+                .chain([&bank])
+                .map(|b| format!("{b:?}"))
+                .collect();
             return Err(Error::input(
                 path,
                 None,
-                format!("bank_table: bank {bank:?} is reached twice (a parent_bank cycle, or a bank listed twice)"),
+                format!(
+                    "bank_table: parent_bank cycle {} under the root bank (each bank is a sub-bank of the one \
+                     before): flux-accounting's reader would never return",
+                    chain.join(" → ")
+                ),
             ));
         }
         let row_err = |e: rusqlite::Error| {
@@ -61,6 +87,8 @@ pub fn read(path: &Path) -> Result<TreeInput> {
         let id = next_id;
         next_id += 1;
         records.push(AssocRecord::account(id, parent_id, bank.clone(), Shares::Value(shares), id));
+        on_trail.insert(bank.clone());
+        trail.push((id, bank.clone()));
         let subs: Vec<(String, bool)> = banks_q
             .query_map([&bank], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? != 0)))
             .map_err(&err)?
@@ -186,6 +214,27 @@ pub(crate) fn check_parent_cycles(path: &Path, root: &str, banks: &[(&str, Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bank met again under itself (here `a`, a sub-bank of the root and of its own sub-bank
+    /// `b`) is refused, naming the path; `a` under two parents that are not its own is not.
+    #[test]
+    fn a_cycle_through_the_root_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("x.db");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(include_str!("../../../tests/fixtures/flux_schema.sql")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO bank_table (bank, parent_bank) VALUES ('root',''), ('a','root'), ('b','a'), ('c','root'),
+                ('d','c'), ('a','d');",
+        )
+        .unwrap();
+        let input = read(&db).unwrap();
+        let banks: Vec<&str> = input.records.iter().map(|r| r.account.as_str()).collect();
+        assert_eq!(banks, ["root", "a", "b", "c", "d", "a", "b"]);
+        conn.execute_batch("INSERT INTO bank_table (bank, parent_bank) VALUES ('a','b');").unwrap();
+        let e = read(&db).unwrap_err().to_string();
+        assert!(e.ends_with("bank_table: parent_bank cycle \"a\" → \"b\" → \"a\" under the root bank (each bank is a sub-bank of the one before): flux-accounting's reader would never return"), "{e}");
+    }
 
     #[test]
     fn parent_cycles() {

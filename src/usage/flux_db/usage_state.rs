@@ -248,7 +248,8 @@ impl FluxDbUsage {
     /// `association_table.job_usage` and the bins of every association that took branch 2–4,
     /// `last_job_timestamp` of those that had new jobs, `end_half_life_period` when it moved, and
     /// `bank_table.job_usage` of every bank under the root; and, as update-fshare does,
-    /// `association_table.fairshare` of the given `(username, bank, fairshare)` rows.
+    /// `association_table.fairshare` of the given `(username, bank, fairshare)` rows, one UPDATE
+    /// each in the order given (an association given twice keeps the later value).
     ///
     /// # Errors
     /// A fair-share value is not finite, the database cannot be opened for writing, or an UPDATE
