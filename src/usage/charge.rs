@@ -477,23 +477,21 @@ impl UsageCharger<'_, '_> {
         let seconds =
             if r.billable > 0.0 { usage / r.billable } else { self.ctx.model.job_usage(r.start, job.end, r.factor) };
         let run_secs = job.time_limit.map_or(0, |l| self.ctx.model.job_run_secs(r.start, job.end, l, r.factor));
-        let ctx = self.ctx;
-        let names = ctx.tres.as_ref().map_or(&[][..], |(names, _)| names.as_slice());
-        if !self.tres_counts.contains_key(job.tres_alloc) {
-            let counts = parse_tres_counts(job.tres_alloc)
-                .map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
-            if self.tres_counts.len() >= BILL_CACHE_LIMIT {
-                self.tres_counts.clear();
-            }
-            self.tres_counts.insert(job.tres_alloc.into(), names.iter().map(|t| counts.get(t)).collect());
-        }
-        let mut counts = self.tres_counts[job.tres_alloc].clone();
-        // slurmctld sets a job's billing count to its billable TRES, truncated.
-        if let Some(b) = names.iter().position(|t| *t == Tres::BILLING) {
-            counts[b] = r.billable as u64;
-        }
         let sums = self.part.tres.as_mut().expect("called with TRES sums");
-        sums.charge(r.row, seconds, run_secs, &counts).map_err(|charge| {
+        let counts = match self.tres_counts.get(job.tres_alloc) {
+            Some(counts) => counts,
+            None => {
+                let parsed = parse_tres_counts(job.tres_alloc)
+                    .map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
+                if self.tres_counts.len() >= BILL_CACHE_LIMIT {
+                    self.tres_counts.clear();
+                }
+                let counts = sums.names().iter().map(|t| parsed.get(t)).collect();
+                self.tres_counts.entry(job.tres_alloc.into()).or_insert(counts)
+            }
+        };
+        // slurmctld sets a job's billing count to its billable TRES, truncated.
+        sums.charge(r.row, seconds, run_secs, counts, r.billable as u64).map_err(|charge| {
             Error::input(
                 path,
                 job.line,

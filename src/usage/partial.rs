@@ -143,7 +143,7 @@ mod tests {
         let mut counts = vec![0; names.len()];
         counts[0] = 3;
         let mut tres = TresSums::new(names);
-        tres.charge(2, 2.5, 60, &counts).unwrap();
+        tres.charge(2, 2.5, 60, &counts, 0).unwrap();
         let mut part = PartialUsage {
             sums: sums.clone(),
             pass_start: Some(sums),

@@ -13,20 +13,20 @@
 //! long history reaches a fraction of a large tree), exact like the usage sums, so parts merge to
 //! the same bits in any grouping.
 
-use rustc_hash::FxHashMap;
-
 use super::exact_sum::ExactSum;
 use crate::config::Tres;
 
 /// Per-TRES sums of the associations one part of a charge touched.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct TresSums {
     /// The cluster's TRES, in Slurm's order.
     names: Vec<Tres>,
     /// Whether usage is kept (else only the names are, for sshare to print zeros).
     kept: bool,
-    /// Row of the tree input → its slot.
-    slot_of: FxHashMap<u32, u32>,
+    /// The place of `billing` in `names`.
+    billing: Option<usize>,
+    /// Row of the tree input → its slot ([`NO_SLOT`] for none yet), grown as rows come.
+    slot_of: Vec<u32>,
     /// Slot → row of the tree input.
     rows: Vec<u32>,
     /// Decayed TRES-seconds per slot and TRES, row-major.
@@ -39,9 +39,10 @@ impl TresSums {
     /// Empty sums over `names`.
     pub fn new(names: Vec<Tres>) -> Self {
         TresSums {
+            billing: names.iter().position(|t| *t == Tres::BILLING),
             names,
             kept: true,
-            slot_of: FxHashMap::default(),
+            slot_of: Vec::new(),
             rows: Vec::new(),
             usage: Vec::new(),
             run_secs: Vec::new(),
@@ -65,31 +66,46 @@ impl TresSums {
 
     /// The slot of `row`, made on first use.
     fn slot(&mut self, row: u32) -> usize {
-        let k = self.names.len();
-        let next = self.rows.len() as u32;
-        let slot = *self.slot_of.entry(row).or_insert(next);
-        if slot == next {
+        let r = row as usize;
+        if r >= self.slot_of.len() {
+            let grown = (r + 1).max(2 * self.slot_of.len());
+            self.slot_of.resize(grown, NO_SLOT);
+        }
+        if self.slot_of[r] == NO_SLOT {
+            let k = self.names.len();
+            self.slot_of[r] = self.rows.len() as u32;
             self.rows.push(row);
             self.usage.resize(self.usage.len() + k, ExactSum::default());
             self.run_secs.resize(self.run_secs.len() + k, 0);
         }
-        slot as usize
+        self.slot_of[r] as usize
+    }
+
+    /// Each touched row with its sums, by row.
+    fn by_row(&self) -> Vec<(u32, &[ExactSum], &[u64])> {
+        let k = self.names.len();
+        let mut rows: Vec<_> = (self.rows.iter().enumerate())
+            .map(|(slot, &row)| (row, &self.usage[slot * k..][..k], &self.run_secs[slot * k..][..k]))
+            .collect();
+        rows.sort_unstable_by_key(|r| r.0);
+        rows
     }
 
     /// Charges one job to `row`: `seconds` of decayed run time (its QOS factor included) and
-    /// `run_secs` left in its time limit, times each of `counts` (one per name; energy's is not
-    /// charged, as in Slurm).
+    /// `run_secs` left in its time limit, times each of `counts` (one per name, the `billing`
+    /// count replaced by `billing`; energy's is not charged, as in Slurm).
     ///
     /// # Errors
     /// The first product the exact sums cannot hold, for the caller to name the record.
-    pub fn charge(&mut self, row: u32, seconds: f64, run_secs: u64, counts: &[u64]) -> Result<(), f64> {
+    pub fn charge(&mut self, row: u32, seconds: f64, run_secs: u64, counts: &[u64], billing: u64) -> Result<(), f64> {
         debug_assert_eq!(counts.len(), self.names.len(), "one count per TRES");
-        if (seconds == 0.0 && run_secs == 0) || counts.iter().all(|&c| c == 0) {
+        if seconds == 0.0 && run_secs == 0 {
             return Ok(());
         }
         let k = self.names.len();
         let base = self.slot(row) * k;
         for (i, (&count, tres)) in counts.iter().zip(&self.names).enumerate() {
+            let count = if Some(i) == self.billing { billing } else { count };
             if count == 0 || *tres == Tres::ENERGY {
                 continue;
             }
@@ -151,6 +167,16 @@ impl TresSums {
     }
 }
 
+/// No slot for a row yet.
+const NO_SLOT: u32 = u32::MAX;
+
+impl PartialEq for TresSums {
+    /// The same TRES and the same sums per row, whatever order the rows were touched in.
+    fn eq(&self, other: &Self) -> bool {
+        (&self.names, self.kept) == (&other.names, other.kept) && self.by_row() == other.by_row()
+    }
+}
+
 /// Slurm's `(uint64_t)(seconds * usage_factor)`: a `uint64_t *= double`, truncated (a negative
 /// factor is "unset" and leaves the seconds as they are).
 pub(crate) fn scaled_secs(seconds: u64, usage_factor: f64) -> u64 {
@@ -173,9 +199,9 @@ mod tests {
         counts[2] = 9; // energy: never charged
         counts[k - 1] = 2; // gres/gpu
         let (mut a, mut b) = (TresSums::new(names()), TresSums::new(names()));
-        a.charge(3, 1.5, 60, &counts).unwrap();
-        b.charge(0, 0.25, 0, &counts).unwrap();
-        b.charge(3, 0.5, 30, &counts).unwrap();
+        a.charge(3, 1.5, 60, &counts, 6).unwrap();
+        b.charge(0, 0.25, 0, &counts, 6).unwrap();
+        b.charge(3, 0.5, 30, &counts, 6).unwrap();
         let mut ab = a.clone();
         ab.add(&b);
         let mut ba = b.clone();
@@ -187,7 +213,9 @@ mod tests {
         assert_eq!(usage[3 * k + k - 1].to_f64(), 4.0);
         assert_eq!((run[3 * k], run[3 * k + 2], run[3 * k + k - 1]), (360, 0, 180));
         assert_eq!(usage[k - 1].to_f64(), 0.5);
+        assert_eq!(usage[3 * k + 4].to_f64(), 12.0); // billing
         assert_eq!(TresSums::from_dense(names(), &usage, &run).dense(5), (usage, run));
+        assert_eq!(ab, ba);
     }
 
     #[test]
