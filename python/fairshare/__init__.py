@@ -22,7 +22,9 @@ names in snake_case; what a function does not fix in its signature it takes from
   the canonical records ``job_id, user, account, partition, qos, start, end, tres_alloc``),
   ``jobs_format``, ``swf_tree``, ``swf_unknown_wait`` (``zero`` or ``skip``), ``pending`` (a
   pending queue: a path or a table),
-  ``pending_format``, ``slurm_conf``, ``qos`` (``sacctmgr show qos -P``);
+  ``pending_format``, ``slurm_conf`` (a slurm.conf, or ``scontrol show config`` and ``show
+  partition`` output), ``slurm_conf_format`` (``slurm-conf`` or ``scontrol``, default detected),
+  ``qos`` (``sacctmgr show qos -P``);
 - time and decay: ``now`` (text as the command line reads it, epoch seconds, or a
   ``datetime``; a naive one is UTC), ``first_pass``, ``decay`` (``slurm``, ``exact``, ``flux``,
   ``flux-clean``), ``half_life``, ``calc_period``, ``reset_period``, ``timezone``,

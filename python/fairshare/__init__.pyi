@@ -37,6 +37,7 @@ class _Base(TypedDict, total=False):
     jobs_format: str
     swf_tree: str
     swf_unknown_wait: str
+    slurm_conf_format: str
     pending_format: str
     first_pass: _Time
     calc_period: str

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fairshare::config::SlurmConfFormat;
 use fairshare::io::TreeFormat;
 use fairshare::io::parquet_tree::columns_from_batches;
 use fairshare::jobs::PendingFormat;
@@ -22,7 +23,7 @@ use crate::table::{import_stream, is_table};
 pub const TREE_TABLE: &str = "<table>";
 
 /// Every option a function takes in its options dict.
-pub const OPTIONS: [&str; 24] = [
+pub const OPTIONS: [&str; 25] = [
     "tree",
     "format",
     "jobs",
@@ -32,6 +33,7 @@ pub const OPTIONS: [&str; 24] = [
     "pending",
     "pending_format",
     "slurm_conf",
+    "slurm_conf_format",
     "qos",
     "now",
     "first_pass",
@@ -72,6 +74,8 @@ const JOB_FORMATS: [(JobFormat, &str); 6] = [
 const SWF_TREES: [(SwfTree, &str); 2] =
     [(SwfTree::GroupUser, "group-user"), (SwfTree::PartitionUser, "partition-user")];
 const SWF_UNKNOWN_WAITS: [(UnknownWait, &str); 2] = [(UnknownWait::Zero, "zero"), (UnknownWait::Skip, "skip")];
+const SLURM_CONF_FORMATS: [(SlurmConfFormat, &str); 2] =
+    [(SlurmConfFormat::SlurmConf, "slurm-conf"), (SlurmConfFormat::Scontrol, "scontrol")];
 const PENDING_FORMATS: [(PendingFormat, &str); 3] =
     [(PendingFormat::Csv, "csv"), (PendingFormat::Parquet, "parquet"), (PendingFormat::SqueueJson, "squeue-json")];
 
@@ -110,6 +114,9 @@ pub fn site_options(call: &mut Call, dict: Option<&Bound<'_, PyDict>>) -> PyResu
             "pending" => o.pending = Some(file_or_table(call, &key, &value, "<pending table>")?),
             "pending_format" => o.pending_format = Some(choice("pending_format", &text()?, &PENDING_FORMATS)?),
             "slurm_conf" => o.slurm_conf = Some(path(&key, &value)?),
+            "slurm_conf_format" => {
+                o.slurm_conf_format = Some(choice("slurm_conf_format", &text()?, &SLURM_CONF_FORMATS)?);
+            }
             "qos" => o.qos = Some(path(&key, &value)?),
             "now" => o.now = Some(time(&key, &value)?),
             "first_pass" => o.first_pass = Some(time(&key, &value)?),

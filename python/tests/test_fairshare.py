@@ -194,3 +194,26 @@ def test_sshare_text_holds_the_computed_factors():
     both = printed.join(computed, left_on=["Account", "User"], right_on=["account", "user"], how="full")
     assert both.height == computed.height == printed.height
     assert (both["FairShare"] - both["fs_factor"]).abs().max() <= 5e-7
+
+
+def test_scontrol_output_is_a_slurm_conf():
+    """`scontrol show config; scontrol show partition` output scores the queue as the slurm.conf it
+    was printed from does, detected or named; naming the wrong format is an error."""
+    fixtures = ROOT / "tests" / "fixtures"
+    now = (fixtures / "slurm_jobs" / "now").read_text().strip()
+    scored = lambda conf, **kw: fairshare.score(  # noqa: E731
+        fixtures / "slurm_jobs" / "tree.csv",
+        fixtures / "slurm_jobs" / "pending.csv",
+        slurm_conf=conf,
+        qos=fixtures / "slurm_jobs" / "qos.txt",
+        jobs=fixtures / "scontrol" / "jobs.csv",
+        now=now,
+        **kw,
+    )
+    expected = scored(fixtures / "scontrol" / "slurm.conf")
+    assert_frame_equal(scored(fixtures / "scontrol" / "scontrol.txt"), expected)
+    assert_frame_equal(scored(fixtures / "scontrol" / "scontrol.txt", slurm_conf_format="scontrol"), expected)
+    with pytest.raises(fairshare.FairshareError):
+        scored(fixtures / "scontrol" / "scontrol.txt", slurm_conf_format="slurm-conf")
+    with pytest.raises(fairshare.FairshareError, match="slurm_conf_format"):
+        scored(fixtures / "scontrol" / "slurm.conf", slurm_conf_format="yaml")
