@@ -616,11 +616,7 @@ mod tests {
     /// among A's group (p2 at 2^64, p1, a1), not among P's children.
     #[test]
     fn flux_ranges_and_places_through_a_parent_account() {
-        let text = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,A,,3,0\n3,2,A,a1,1,40\n\
-                    4,2,P,,parent,0\n5,4,P,p1,2,20\n6,4,P,p2,parent,10\n7,1,B,,1,0\n8,7,B,b1,1,10\n\
-                    9,7,B,b2,parent,30\n";
-        let input = crate::io::assoc_csv::parse(std::path::Path::new("parent.csv"), text).unwrap();
-        let tree = AssocTree::build(input).unwrap();
+        let tree = crate::pass::parent_shares_tree();
         let fs = compute(&tree, &Params::new(Algorithm::Flux)).unwrap();
         let p1 = find_rows(&tree, "p1").unwrap()[0];
         let rows = path_rows(&tree, &fs, p1);

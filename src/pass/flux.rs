@@ -489,6 +489,16 @@ impl<'a> Walk<'a, '_> {
     }
 }
 
+/// The tree of `parent_shares_rank_as_fair_tree_groups_them`: a `parent` account P among A's
+/// children, `parent` users in P and B (also the tree of explain's flux range test).
+#[cfg(test)]
+pub(crate) fn parent_shares_tree() -> AssocTree {
+    let text = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,A,,3,0\n3,2,A,a1,1,40\n\
+                4,2,P,,parent,0\n5,4,P,p1,2,20\n6,4,P,p2,parent,10\n7,1,B,,1,0\n8,7,B,b1,1,10\n\
+                9,7,B,b2,parent,30\n";
+    AssocTree::build(crate::io::assoc_csv::parse(std::path::Path::new("parent.csv"), text).unwrap()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,11 +614,7 @@ mod tests {
     /// top of its fair-share parent's block.
     #[test]
     fn parent_shares_rank_as_fair_tree_groups_them() {
-        let text = "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n2,1,A,,3,0\n3,2,A,a1,1,40\n\
-                    4,2,P,,parent,0\n5,4,P,p1,2,20\n6,4,P,p2,parent,10\n7,1,B,,1,0\n8,7,B,b1,1,10\n\
-                    9,7,B,b2,parent,30\n";
-        let input = crate::io::assoc_csv::parse(std::path::Path::new("parent.csv"), text).unwrap();
-        let tree = AssocTree::build(input).unwrap();
+        let tree = parent_shares_tree();
         let fs = flux(&tree, Params::new(super::super::Algorithm::Flux));
         let row = |name: &str| (0..tree.len()).find(|&r| tree.user_name(r).unwrap_or(tree.account(r)) == name).unwrap();
         let factors: Vec<f64> = ["p2", "p1", "a1", "b2", "b1"].map(|u| fs.fs_factor[row(u)]).to_vec();

@@ -20,6 +20,8 @@ pub use flux::update_fshare_order;
 use crate::error::Result;
 use crate::parallel;
 use crate::tree::AssocTree;
+#[cfg(test)]
+pub(crate) use flux::parent_shares_tree;
 
 /// Slurm's `NO_VAL` (0xfffffffe), which Slurm stores as a `level_fs` and a `level_shares`.
 pub const NO_VAL: f64 = 4_294_967_294.0;

@@ -164,19 +164,18 @@ impl AssocTres {
     /// The rows `order` (old row of each new row), in that order.
     pub(crate) fn gather(&self, order: &[u32]) -> AssocTres {
         let k = self.names.len();
-        let rows = |v: &[f64]| -> Vec<f64> {
-            if v.is_empty() {
-                Vec::new()
-            } else {
-                order.iter().flat_map(|&r| &v[r as usize * k..][..k]).copied().collect()
+        // Untracked values are empty, and stay so.
+        fn rows<T: Copy>(values: &[T], order: &[u32], k: usize) -> Vec<T> {
+            if values.is_empty() {
+                return Vec::new();
             }
-        };
-        let run = if self.run_secs.is_empty() {
-            Vec::new()
-        } else {
-            order.iter().flat_map(|&r| &self.run_secs[r as usize * k..][..k]).copied().collect()
-        };
-        AssocTres { names: self.names.clone(), usage_raw: rows(&self.usage_raw), run_secs: run }
+            order.iter().flat_map(|&r| &values[r as usize * k..][..k]).copied().collect()
+        }
+        AssocTres {
+            names: self.names.clone(),
+            usage_raw: rows(&self.usage_raw, order, k),
+            run_secs: rows(&self.run_secs, order, k),
+        }
     }
 }
 

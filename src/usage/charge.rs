@@ -703,7 +703,9 @@ impl PartialUsage {
     /// The parts were charged into different trees, or one keeps the sums at the last pass's
     /// start and the other does not (different decay models); `self` is then unchanged.
     pub fn merge(&mut self, other: &PartialUsage) -> Result<()> {
-        let tres_names = |p: &PartialUsage| p.tres.as_ref().map(|t| (t.names().to_vec(), t.is_kept()));
+        fn tres_names(p: &PartialUsage) -> Option<(&[Tres], bool)> {
+            p.tres.as_ref().map(|t| (t.names(), t.is_kept()))
+        }
         if tres_names(self) != tres_names(other) {
             return Err(Error::Usage(
                 "parts of different charges cannot be merged: they keep different TRES (is \
@@ -754,12 +756,8 @@ impl PartialUsage {
                     continue;
                 }
                 let u = usage[i];
-                let mut parent = input.records[i].parent_id;
-                // Bounded by the record count, so a cycle (reported later by the tree build) cannot hang.
-                for _ in 0..input.records.len() {
-                    let Some(p) = parent.and_then(|id| row_of.get(&id).copied()) else { break };
+                for p in ancestors(input, &row_of, i) {
                     usage[p].merge(&u);
-                    parent = input.records[p].parent_id;
                 }
             }
             // A saturated sum can only grow up the tree: name the deepest, a user first.
@@ -781,6 +779,17 @@ impl PartialUsage {
     }
 }
 
+/// The records above record `i` of `input`, its parent first. At most as many as there are
+/// records, so a cycle (reported later by the tree build) cannot hang a walk.
+fn ancestors<'a>(
+    input: &'a TreeInput,
+    row_of: &'a FxHashMap<u64, usize>,
+    i: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    let parent_of = |r: usize| input.records[r].parent_id.and_then(|id| row_of.get(&id).copied());
+    std::iter::successors(parent_of(i), move |&p| parent_of(p)).take(input.records.len())
+}
+
 /// The per-TRES columns of every record of `input`: each user's sums, and each account the sums of
 /// the users below it (a TRES-second sum cannot reach 2^96 before the usage it comes with does).
 fn tres_of_records(input: &TreeInput, row_of: &FxHashMap<u64, usize>, sums: &TresSums) -> AssocTres {
@@ -791,16 +800,12 @@ fn tres_of_records(input: &TreeInput, row_of: &FxHashMap<u64, usize>, sums: &Tre
         if input.records[i].user.is_none() {
             continue;
         }
-        let mut parent = input.records[i].parent_id;
-        // Bounded by the record count, as in `finish`.
-        for _ in 0..n {
-            let Some(p) = parent.and_then(|id| row_of.get(&id).copied()) else { break };
+        for p in ancestors(input, row_of, i) {
             for t in 0..k {
                 let (u, r) = (usage[i * k + t], run_secs[i * k + t]);
                 usage[p * k + t].merge(&u);
                 run_secs[p * k + t] = run_secs[p * k + t].saturating_add(r);
             }
-            parent = input.records[p].parent_id;
         }
     }
     AssocTres { names: sums.names().to_vec(), usage_raw: usage.iter().map(ExactSum::to_f64).collect(), run_secs }
@@ -905,17 +910,8 @@ fn summable_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Resul
 /// deepest account.
 fn saturated(input: &TreeInput, usage: &[ExactSum], row_of: &FxHashMap<u64, usize>) -> Option<usize> {
     let bad = |i: &usize| usage[*i].is_saturated();
-    let depth = |i: usize| {
-        let (mut d, mut parent) = (0, input.records[i].parent_id);
-        // Bounded by the record count, as in `finish`.
-        while let Some(p) = parent.and_then(|id| row_of.get(&id).copied()).filter(|_| d < input.records.len()) {
-            d += 1;
-            parent = input.records[p].parent_id;
-        }
-        d
-    };
     let user = (0..usage.len()).filter(bad).find(|&i| input.records[i].is_user());
-    user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| depth(i)))
+    user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| ancestors(input, row_of, i).count()))
 }
 
 /// The error for the association at `row` of `input` whose usage (its own, or its users' for an
