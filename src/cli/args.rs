@@ -44,6 +44,9 @@ pub enum Command {
     Diff(DiffArgs),
     /// Draw the tree as an icicle of fair-share ranks, or chosen associations' history (SVG or PNG).
     Plot(PlotArgs),
+    /// When does a user's fair-share recover, and how much can it still run? Its factor over the
+    /// coming days under an assumption about everyone's usage.
+    Forecast(Box<ForecastArgs>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -452,7 +455,59 @@ pub struct ExplainArgs {
     pub usage: UsageArgs,
 }
 
-/// `NAME=VALUE`, split at the first `=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AssumeArg {
+    /// No new usage anywhere: the jobs running now end at the next decay pass.
+    Idle,
+    /// Everyone goes on at their rate of the last --window.
+    Steady,
+}
+
+#[derive(Debug, Args)]
+pub struct ForecastArgs {
+    /// The user association: USER (when it has one association) or USER@ACCOUNT.
+    #[arg(value_name = "USER[@ACCOUNT]")]
+    pub who: String,
+    /// Everyone's usage from --now on.
+    #[arg(long, value_enum, default_value = "idle")]
+    pub assume: AssumeArg,
+    /// With --assume steady: the window whose rates go on [default: one half-life].
+    #[arg(long, value_name = "DURATION")]
+    pub window: Option<String>,
+    /// How far ahead [default: four half-lives].
+    #[arg(long, value_name = "DURATION")]
+    pub horizon: Option<String>,
+    /// Intervals of the trajectory (it has one more instant).
+    #[arg(long, value_name = "N", default_value = "48", value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub steps: u32,
+    /// The fair-share factor whose first reaching is sought.
+    #[arg(long, value_name = "F", default_value = "0.5")]
+    pub target: f64,
+    /// The budget: what the association can still run before its factor drops below this.
+    #[arg(long, value_name = "F", default_value = "0.5")]
+    pub floor: f64,
+    /// The budget is run evenly over this period from now.
+    #[arg(long, value_name = "DURATION", default_value = "7-0")]
+    pub budget_over: String,
+    /// The partition whose CPU billing turns the budget into CPU-hours [default: slurm.conf's
+    /// default partition].
+    #[arg(long, value_name = "NAME")]
+    pub partition: Option<String>,
+    /// Print `{"association", "target", "reached_at", "trajectory": [{"at", "fs_factor", "rank"}]}`.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the trajectory as Parquet (as_of, fs_factor, rank, raw_usage), atomically.
+    #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
+    pub out: Option<PathBuf>,
+    /// Draw the trajectory: `.svg` or `.png` (written atomically).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    #[command(flatten)]
+    pub usage: UsageArgs,
+}
+
 /// A Parquet output's path: not `-` (Parquet is binary and written by rename, so it cannot go to
 /// standard output) and not a name whose extension promises another format.
 fn parquet_path(text: &str) -> Result<PathBuf, String> {
@@ -469,6 +524,7 @@ fn parquet_path(text: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// `NAME=VALUE`, split at the first `=`.
 fn parse_assignment(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
@@ -649,6 +705,7 @@ impl Command {
                 PlotCommand::History(_) => Vec::new(),
             },
             Command::Diff(_) => Vec::new(),
+            Command::Forecast(a) => [tree(&a.tree), usage(&a.usage)].concat(),
         };
         all.into_iter().filter_map(|(flag, p)| Some((flag, p?))).collect()
     }

@@ -56,12 +56,9 @@ fn run_history(a: &HistoryArgs) -> Result<()> {
     let history = History::read(&a.history, metric)?;
     let series = history.series(&a.accounts)?;
     // The metadata's name for the algorithm, as the user would say it.
-    let algorithm = history.algorithm().map(|a| match a {
-        "fair-tree" => "Fair Tree".to_string(),
-        "classic" => "Slurm classic".to_string(),
-        "flux" => "flux-accounting's weighted tree".to_string(),
-        other => other.to_string(),
-    });
+    let algorithm = history
+        .algorithm()
+        .map(|a| fairshare::pass::Algorithm::of_name(a).map_or_else(|| a.to_string(), |a| a.title().to_string()));
     let opts = ChartOptions { width: a.width, title: String::new(), algorithm, metric };
     save(&chart(&series, &opts), &a.out)?;
     // What the chart could not place on its axis is said where a script sees it, too.

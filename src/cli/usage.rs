@@ -54,12 +54,7 @@ fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
     let every = a.every.as_deref().map(|every| (every, a.from.as_deref(), a.to.as_deref()));
     let instants = history_instants_of(&a.at, every, a.max_instants)?;
     if let (Some(_), Some(first), Some(last)) = (&a.every, instants.first(), instants.last()) {
-        eprintln!("fairshare: {} instant(s), {} to {}", instants.len(), iso(*first), iso(*last));
+        eprintln!("fairshare: {} instant(s), {} to {}", instants.len(), fairshare::output::iso_utc(*first), fairshare::output::iso_utc(*last));
     }
     Ok(instants)
-}
-
-/// An epoch time as `YYYY-MM-DDTHH:MM:SSZ`.
-fn iso(t: i64) -> String {
-    chrono::DateTime::from_timestamp(t, 0).unwrap_or_default().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }

@@ -2,6 +2,7 @@
 
 pub mod assoc_csv;
 pub mod atomic;
+pub mod forecast;
 pub mod parquet;
 pub mod prometheus;
 pub mod shares;
@@ -26,6 +27,11 @@ fn printable(name: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(name)
     }
+}
+
+/// An epoch time as ISO 8601 in UTC: `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn iso_utc(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0).unwrap_or_default().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 #[cfg(test)]

@@ -46,6 +46,20 @@ impl Algorithm {
             Algorithm::Flux => "flux",
         }
     }
+
+    /// The name a person uses, for titles of pictures and reports.
+    pub fn title(self) -> &'static str {
+        match self {
+            Algorithm::FairTree => "Fair Tree",
+            Algorithm::Classic => "Slurm classic",
+            Algorithm::Flux => "flux-accounting's weighted tree",
+        }
+    }
+
+    /// The algorithm of a [`Algorithm::name`].
+    pub fn of_name(name: &str) -> Option<Algorithm> {
+        [Algorithm::FairTree, Algorithm::Classic, Algorithm::Flux].into_iter().find(|a| a.name() == name)
+    }
 }
 
 /// Parameters of a fair-share pass.

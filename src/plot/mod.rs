@@ -1,5 +1,5 @@
 //! Pictures of fair-share: an icicle of the association tree ([`icicle`]) and the fair-share
-//! history of chosen associations over time ([`history`]), as SVG or PNG.
+//! history of chosen associations over time ([`history`]) and a forecast ([`forecast`]), as SVG or PNG.
 //!
 //! A chart is laid out once as a [`Scene`] of rectangles, polylines, filled polygons and text in
 //! pixel coordinates; [`svg`] writes the scene as SVG text and [`raster`] paints the same scene
@@ -7,6 +7,7 @@
 //! of DejaVu Sans), which also draws the PNG's glyphs, so labels placed "where they fit" fit in both.
 
 pub mod font;
+pub mod forecast;
 pub mod history;
 pub mod icicle;
 pub mod raster;

@@ -49,7 +49,7 @@ impl Instants {
     }
 
     /// The factor carrying usage at instant `i - 1` to instant `i`.
-    fn carry(&self, i: usize) -> f64 {
+    pub fn carry(&self, i: usize) -> f64 {
         match (&self.models[i - 1], &self.models[i]) {
             (DecayModel::Slurm(a), DecayModel::Slurm(b)) => {
                 let c = i64::from(b.calc_period.max(1));
@@ -87,7 +87,7 @@ impl Instants {
 
     /// After this time a job that ended at `end` only decays: its last charge (Slurm's end-of-job
     /// charge or the pass after the end) is behind.
-    fn settled(&self, end: i64) -> i64 {
+    pub fn settled(&self, end: i64) -> i64 {
         match &self.models[0] {
             DecayModel::Slurm(d) => end + 2 * i64::from(d.calc_period.max(1)),
             DecayModel::Exact(_) => end,
@@ -166,6 +166,35 @@ impl History {
 /// # Errors
 /// A malformed record or one the charger rejects, naming the line.
 pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, instants: Instants) -> Result<History> {
+    charge_history_with(path, format, ctx, instants, |_| true)
+}
+
+/// A record as [`charge_history_with`] shows it before charging it.
+#[derive(Clone, Copy, Debug)]
+pub struct Charged {
+    /// The association's record in the tree input.
+    pub row: u32,
+    /// Its start.
+    pub start: i64,
+    /// Its end (`None`: still running).
+    pub end: Option<i64>,
+    /// Billing per second, with the QOS usage factor.
+    pub bill: f64,
+}
+
+/// [`charge_history`], with `each` seeing every record it charges first: it may change the
+/// record's end, or return `false` to leave the record out (a forecast ends the jobs running at
+/// its start and reads the recent rates).
+///
+/// # Errors
+/// As [`charge_history`].
+pub fn charge_history_with(
+    path: &Path,
+    format: JobFormat,
+    ctx: &ChargeContext<'_>,
+    instants: Instants,
+    mut each: impl FnMut(&mut Charged) -> bool,
+) -> Result<History> {
     let n = instants.times.len();
     let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); n];
     let keep_pass_start = n > 0 && instants.pass_start_model(0).is_some();
@@ -176,17 +205,22 @@ pub fn charge_history(path: &Path, format: JobFormat, ctx: &ChargeContext<'_>, i
         let Some((row, start, bill)) = charger.resolve(job, path)? else {
             return Ok(());
         };
+        let mut charged = Charged { row, start, end: job.end, bill };
+        if !each(&mut charged) {
+            return Ok(());
+        }
+        let end = charged.end;
         let first = instants.times.partition_point(|&t| t < start);
-        let settled = job.end.map(|e| instants.settled(e));
+        let settled = end.map(|e| instants.settled(e));
         add_deltas(&instants, &mut deltas, first, settled, row, |i| {
-            finite_usage(instants.models[i].job_usage(start, job.end, bill), job, bill, path)
+            finite_usage(instants.models[i].job_usage(start, end, bill), job, bill, path)
         })?;
         if keep_pass_start {
             // `settled` leaves two calc periods after the end: the previous pass, whose state a
             // pass's start holds, is then behind the last charge too.
             add_deltas(&instants, &mut pass_start_deltas, first, settled, row, |i| {
                 let d = instants.pass_start_model(i).expect("every instant has the same model");
-                finite_usage(d.job_usage_at_last_pass_start(start, job.end, bill), job, bill, path)
+                finite_usage(d.job_usage_at_last_pass_start(start, end, bill), job, bill, path)
             })?;
         }
         Ok(())
