@@ -487,8 +487,12 @@ fn budget(future: &Future<'_>, row: usize, record: usize, floor: f64, over: i64)
             return Ok(Budget::Unlimited);
         }
     }
-    // To a millionth: budgets are printed to four significant digits.
-    while hi - lo > 1e-6 * hi {
+    // To a millionth (budgets are printed to four significant digits), in at most 64 halvings:
+    // when every amount but none is too much (its usage would be all the usage), `lo` stays 0.
+    for _ in 0..64 {
+        if hi - lo <= 1e-6 * hi {
+            break;
+        }
         let mid = 0.5 * (lo + hi);
         if ok(mid)? {
             lo = mid;

@@ -11,6 +11,7 @@ mod config_checks;
 mod conformance;
 mod errors;
 mod flux_and_csv;
+mod forecast;
 mod layout;
 mod library;
 mod limits;
