@@ -4,6 +4,7 @@
 mod args;
 mod compare;
 mod explain;
+mod fairness;
 mod plot;
 mod progress;
 mod run;
@@ -151,6 +152,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::compare(&a),
         Command::Diff(a) => compare::diff(&a),
         Command::Plot(a) => plot::run(&a),
+        Command::Fairness(a) => fairness::run(&a),
         Command::Sprio(a) => {
             let queue = load_queue(&a.tree, &a.queue)?;
             let (queue, qos_missing) = (queue.queue, queue.qos_missing);

@@ -48,8 +48,9 @@ impl Instants {
         &self.times
     }
 
-    /// The factor carrying usage at instant `i - 1` to instant `i`.
-    fn carry(&self, i: usize) -> f64 {
+    /// The factor carrying usage at instant `i - 1` to instant `i` (`i` from 1): the decay
+    /// between the two, or 0 when a reset falls between them.
+    pub fn carry(&self, i: usize) -> f64 {
         match (&self.models[i - 1], &self.models[i]) {
             (DecayModel::Slurm(a), DecayModel::Slurm(b)) => {
                 let c = i64::from(b.calc_period.max(1));
