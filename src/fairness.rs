@@ -292,9 +292,9 @@ impl Tree {
 
         let row_of: HashMap<u64, usize> = ids.values().iter().enumerate().map(|(r, &id)| (id, r)).collect();
         let mut parent = vec![0usize; ids.len()];
-        for r in 1..ids.len() {
+        for (r, slot) in parent.iter_mut().enumerate().skip(1) {
             let p = (parents.is_valid(r)).then(|| row_of.get(&parents.value(r)).copied()).flatten();
-            parent[r] = match p {
+            *slot = match p {
                 Some(p) if p < r => p,
                 _ => {
                     return Err(Error::input(
@@ -729,7 +729,10 @@ mod tests {
 
     #[test]
     fn jain_on_hand_cases() {
-        assert_eq!(jain(&[0.3; 7]), Some(1.0));
+        for v in [0.3, 1.0, 7e5] {
+            let j = jain(&[v; 7]).unwrap();
+            assert!((j - 1.0).abs() < 1e-15, "{v}: {j}");
+        }
         for n in 1..10 {
             let mut x = vec![0.0; n];
             x[n / 2] = 42.0;
