@@ -22,6 +22,7 @@ pub mod compare;
 pub mod config;
 pub mod error;
 pub mod explain;
+pub mod fairness;
 pub mod forecast;
 #[cfg(feature = "polars")]
 pub mod frame;

@@ -47,6 +47,9 @@ pub enum Command {
     /// When does a user's fair-share recover, and how much can it still run? Its factor over the
     /// coming days under an assumption about everyone's usage.
     Forecast(Box<ForecastArgs>),
+    /// Is the policy fair? Each account's delivered usage against its entitled share, window by
+    /// window of a `usage --every` history: residuals and Jain's index.
+    Fairness(FairnessArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -635,6 +638,40 @@ pub struct HistoryArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct FairnessArgs {
+    /// The directory `fairshare usage --every ... --out DIR` wrote.
+    #[arg(long, value_name = "DIR")]
+    pub history: PathBuf,
+    /// Compare the accounts at this depth (1: the root's children).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub depth: u32,
+    /// Also write one Parquet row per (window, account), the window's indices on each of its rows
+    /// (written atomically).
+    #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
+    pub out: Option<PathBuf>,
+    /// Also draw Jain's index over time and the delivered against the entitled shares: `.svg` or
+    /// `.png` (written atomically).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Width of the picture in pixels.
+    #[arg(long, value_name = "PX", default_value = "1000", value_parser = clap::value_parser!(u32).range(400..=20000))]
+    pub width: u32,
+    /// The machine's capacity in billing units per second [default: the nodes' billing in the
+    /// slurm.conf of --slurm-conf or --site].
+    #[arg(long, value_name = "UNITS_PER_SECOND", conflicts_with_all = ["site", "slurm_conf"])]
+    pub capacity: Option<f64>,
+    /// Site description (TOML) whose slurm_conf gives the capacity.
+    #[arg(long, value_name = "FILE")]
+    pub site: Option<PathBuf>,
+    /// slurm.conf (or `scontrol show config; scontrol show partition` output) giving the capacity.
+    #[arg(long, value_name = "FILE")]
+    pub slurm_conf: Option<PathBuf>,
+    /// What --slurm-conf holds (default: detected).
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "slurm_conf")]
+    pub slurm_conf_format: Option<SlurmConfFormatArg>,
+}
+
+#[derive(Debug, Args)]
 pub struct CompareArgs {
     #[command(flatten)]
     pub tree: TreeArgs,
@@ -706,6 +743,7 @@ impl Command {
             },
             Command::Diff(_) => Vec::new(),
             Command::Forecast(a) => [tree(&a.tree), usage(&a.usage)].concat(),
+            Command::Fairness(a) => vec![("--site", a.site.as_deref()), ("--slurm-conf", a.slurm_conf.as_deref())],
         };
         all.into_iter().filter_map(|(flag, p)| Some((flag, p?))).collect()
     }

@@ -4,6 +4,7 @@
 mod args;
 mod compare;
 mod explain;
+mod fairness;
 mod forecast;
 mod plot;
 mod progress;
@@ -152,6 +153,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::compare(&a),
         Command::Diff(a) => compare::diff(&a),
         Command::Plot(a) => plot::run(&a),
+        Command::Fairness(a) => fairness::run(&a),
         Command::Forecast(a) => forecast::run(&a),
         Command::Sprio(a) => {
             let queue = load_queue(&a.tree, &a.queue)?;

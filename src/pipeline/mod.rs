@@ -41,7 +41,7 @@ pub use queue::{PendingSource, Queue, score_streamed, score_to_parquet};
 pub use run_dir::{Stages, describe_inputs};
 pub use site_file::SiteFile;
 pub use tree_source::TreeSource;
-pub use usage::{Decay, UsageConfig};
+pub use usage::{Decay, UsageConfig, model_from_metadata};
 
 use crate::config::{QosTable, SlurmConf};
 use crate::pass::{self as fs, Algorithm, FairShare, Params};

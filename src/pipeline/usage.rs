@@ -270,6 +270,53 @@ impl UsageConfig {
     }
 }
 
+/// The decay model a file's usage was evaluated with, from the parameters
+/// [`UsageConfig::metadata_at`] recorded in its metadata (`fairshare.decay`, `fairshare.now`,
+/// `fairshare.half_life`, ...), as [`UsageConfig::model_at`] built it.
+///
+/// # Errors
+/// A parameter missing or unreadable, named with its key.
+pub fn model_from_metadata(meta: &std::collections::HashMap<String, String>) -> Result<DecayModel, String> {
+    let get = |key: &str| meta.get(key).map(String::as_str).ok_or_else(|| format!("no `{key}` in the metadata"));
+    fn number<T: std::str::FromStr>(key: &str, text: &str) -> Result<T, String> {
+        text.parse().map_err(|_| format!("`{key}` is {text:?}, not a number"))
+    }
+    let decay = match get("fairshare.decay")? {
+        "slurm" => Decay::Slurm,
+        "exact" => Decay::Exact,
+        "flux" => Decay::Flux,
+        "flux-clean" => Decay::FluxClean,
+        other => return Err(format!("`fairshare.decay` is {other:?}, not a decay model")),
+    };
+    let algorithm = if meta.get("fairshare.algorithm").is_some_and(|a| a == Algorithm::FairTree.name()) {
+        Algorithm::FairTree
+    } else {
+        Algorithm::Classic
+    };
+    let slurm = decay == Decay::Slurm;
+    let config = UsageConfig {
+        jobs: PathBuf::from(meta.get("fairshare.jobs").cloned().unwrap_or_default()),
+        // The records' format plays no part in the model.
+        format: JobFormat::Csv,
+        decay,
+        now: number("fairshare.now", get("fairshare.now")?)?,
+        first_pass: if slurm { Some(number("fairshare.first_pass", get("fairshare.first_pass")?)?) } else { None },
+        half_life: number("fairshare.half_life", get("fairshare.half_life")?)?,
+        calc_period: if slurm { number("fairshare.calc_period", get("fairshare.calc_period")?)? } else { 300 },
+        reset_period: crate::config::slurm_conf::parse_reset_period(get("fairshare.reset_period")?)
+            .map_err(|m| format!("`fairshare.reset_period`: {m}"))?,
+        timezone: crate::usage::reset::parse_timezone(get("fairshare.timezone")?)
+            .map_err(|m| format!("`fairshare.timezone`: {m}"))?,
+        charge_job_end: meta.get("fairshare.charge_job_end").is_some_and(|v| v == "true"),
+        flux_interval: 3600,
+        billing: Vec::new(),
+    };
+    if slurm && config.calc_period == 0 {
+        return Err("`fairshare.calc_period` is 0".into());
+    }
+    Ok(config.model_at(algorithm, config.now))
+}
+
 /// The reasons records were skipped, with their counts: `no association: 10, never started: 2`.
 fn reasons(report: &ChargeReport) -> String {
     let reasons: Vec<String> =

@@ -118,8 +118,12 @@ pub struct Series {
     pub band: Option<Vec<(f64, f64)>>,
 }
 
-/// The Parquet files of a history directory: `*.parquet` in it and in its subdirectories.
-fn files(dir: &Path) -> Result<Vec<PathBuf>> {
+/// The Parquet files of a history directory: `*.parquet` in it and in its subdirectories
+/// (`date=YYYY-MM-DD/HHMMSS.parquet`), sorted by path.
+///
+/// # Errors
+/// The directory cannot be read, or holds no Parquet file.
+pub fn history_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let list = |d: &Path| -> Result<Vec<PathBuf>> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(d)
             .map_err(|e| Error::io(d, e))?
@@ -137,10 +141,20 @@ fn files(dir: &Path) -> Result<Vec<PathBuf>> {
             out.push(p);
         }
     }
+    if out.is_empty() {
+        return Err(Error::Usage(format!(
+            "{}: no history files (date=YYYY-MM-DD/HHMMSS.parquet, from `fairshare usage --every`)",
+            dir.display()
+        )));
+    }
     Ok(out)
 }
 
-fn column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
+/// Column `name` of a history file's `batch`, cast to `to`.
+///
+/// # Errors
+/// The file has no such column (it is not a history file), or it does not cast.
+pub fn history_column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
     let col = batch
         .column_by_name(name)
         .ok_or_else(|| Error::input(path, None, format!("no `{name}` column: not a `fairshare usage --every` file")))?;
@@ -151,65 +165,76 @@ fn column(path: &Path, batch: &RecordBatch, name: &str, to: &DataType) -> Result
 /// integers of histories written before it.
 fn instant_column(path: &Path, batch: &RecordBatch) -> Result<ArrayRef> {
     if batch.column_by_name("as_of").is_some() {
-        let seconds = column(path, batch, "as_of", &DataType::Timestamp(TimeUnit::Second, None))?;
+        let seconds = history_column(path, batch, "as_of", &DataType::Timestamp(TimeUnit::Second, None))?;
         return cast(&seconds, &DataType::Int64).map_err(|e| Error::format(path, e));
     }
-    column(path, batch, "at", &DataType::Int64)
+    history_column(path, batch, "at", &DataType::Int64)
         .map_err(|_| Error::input(path, None, "no `as_of` column: not a `fairshare usage --every` file"))
 }
 
-fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
+/// One file of a history: its instant, the columns read, and its key-value metadata.
+#[derive(Clone, Debug)]
+pub struct HistoryFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its instant (epoch seconds).
+    pub at: i64,
+    /// The columns read (those of the ones asked for that the file has), every row.
+    pub batch: RecordBatch,
+    /// The Parquet key-value metadata (`fairshare.algorithm`, the decay parameters, ...).
+    pub metadata: HashMap<String, String>,
+}
+
+/// Reads `columns` of one history file (only those: a history of a large tree is mostly other
+/// columns), with its instant and metadata.
+///
+/// # Errors
+/// Not a Parquet file, no `as_of` column, no rows, or a damaged file.
+pub fn read_history_file(path: &Path, columns: &[&str]) -> Result<HistoryFile> {
     crate::io::read::row_groups::guarded(path, || {
         let (file, metadata) = crate::io::read::row_groups::open_checked(path, ArrowReaderOptions::new())?;
         let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata);
-        let algorithm = builder
-            .metadata()
-            .file_metadata()
-            .key_value_metadata()
-            .and_then(|kv| kv.iter().find(|k| k.key == "fairshare.algorithm"))
-            .and_then(|k| k.value.clone());
-        let wanted = ["as_of", "at", "id", "parent_id", "account", "user", "partition", metric.column()];
-        // Only the columns drawn from: a history of a large tree is mostly other columns.
-        let mask = ProjectionMask::columns(builder.parquet_schema(), wanted.iter().copied());
+        let metadata: HashMap<String, String> = (builder.metadata().file_metadata().key_value_metadata())
+            .map(|kv| kv.iter().filter_map(|k| Some((k.key.clone(), k.value.clone()?))).collect())
+            .unwrap_or_default();
+        let wanted = ["as_of", "at"].into_iter().chain(columns.iter().copied());
+        let mask = ProjectionMask::columns(builder.parquet_schema(), wanted);
         let reader = builder.with_projection(mask).build().map_err(|e| Error::format(path, e))?;
-        let mut s = Snapshot {
-            at: i64::MIN,
-            algorithm,
-            id: Vec::new(),
-            parent: Vec::new(),
-            account: Vec::new(),
-            user: Vec::new(),
-            partition: Vec::new(),
-            value: Vec::new(),
-        };
-        for batch in reader {
-            let batch = batch.map_err(|e| Error::format(path, e))?;
-            let at = instant_column(path, &batch)?;
-            let at = at.as_primitive::<Int64Type>();
-            if s.at == i64::MIN && !at.is_empty() {
-                s.at = at.value(0);
-            }
-            let id = column(path, &batch, "id", &DataType::UInt64)?;
-            s.id.extend(id.as_primitive::<UInt64Type>().values().iter().copied());
-            let parent = column(path, &batch, "parent_id", &DataType::UInt64)?;
-            s.parent.extend(parent.as_primitive::<UInt64Type>().iter());
-            let text = |name: &str| -> Result<Vec<Option<String>>> {
-                let a = column(path, &batch, name, &DataType::Utf8)?;
-                Ok(a.as_string::<i32>().iter().map(|v| v.filter(|s| !s.is_empty()).map(str::to_string)).collect())
-            };
-            s.account.extend(text("account")?.into_iter().map(Option::unwrap_or_default));
-            s.user.extend(text("user")?);
-            s.partition.extend(match batch.column_by_name("partition") {
-                Some(_) => text("partition")?,
-                None => vec![None; batch.num_rows()],
-            });
-            let v = column(path, &batch, metric.column(), &DataType::Float64)?;
-            s.value.extend(v.as_primitive::<Float64Type>().iter().map(|x| x.unwrap_or(f64::NAN)));
-        }
-        if s.at == i64::MIN {
+        let schema = arrow::array::RecordBatchReader::schema(&reader);
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>().map_err(|e| Error::format(path, e))?;
+        let batch = arrow::compute::concat_batches(&schema, &batches).map_err(|e| Error::format(path, e))?;
+        let at = instant_column(path, &batch)?;
+        let at = at.as_primitive::<Int64Type>();
+        if at.is_empty() {
             return Err(Error::input(path, None, "no rows"));
         }
-        Ok(s)
+        Ok(HistoryFile { path: path.to_path_buf(), at: at.value(0), batch, metadata })
+    })
+}
+
+fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
+    let file = read_history_file(path, &["id", "parent_id", "account", "user", "partition", metric.column()])?;
+    let batch = &file.batch;
+    let column = |name: &str, to: &DataType| history_column(path, batch, name, to);
+    let id = column("id", &DataType::UInt64)?;
+    let parent = column("parent_id", &DataType::UInt64)?;
+    let text = |name: &str| -> Result<Vec<Option<String>>> {
+        let a = column(name, &DataType::Utf8)?;
+        Ok(a.as_string::<i32>().iter().map(|v| v.filter(|s| !s.is_empty()).map(str::to_string)).collect())
+    };
+    let value = column(metric.column(), &DataType::Float64)?;
+    Ok(Snapshot {
+        at: file.at,
+        algorithm: file.metadata.get("fairshare.algorithm").cloned(),
+        id: id.as_primitive::<UInt64Type>().values().to_vec(),
+        parent: parent.as_primitive::<UInt64Type>().iter().collect(),
+        account: text("account")?.into_iter().map(Option::unwrap_or_default).collect(),
+        user: text("user")?,
+        partition: match batch.column_by_name("partition") {
+            Some(_) => text("partition")?,
+            None => vec![None; batch.num_rows()],
+        },
+        value: value.as_primitive::<Float64Type>().iter().map(|x| x.unwrap_or(f64::NAN)).collect(),
     })
 }
 
@@ -259,13 +284,7 @@ impl History {
     /// # Errors
     /// No Parquet files, a file that is not a history file, or an I/O error.
     pub fn read(dir: &Path, metric: Metric) -> Result<Self> {
-        let paths = files(dir)?;
-        if paths.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}: no history files (date=YYYY-MM-DD/HHMMSS.parquet, from `fairshare usage --every`)",
-                dir.display()
-            )));
-        }
+        let paths = history_files(dir)?;
         let mut snapshots = paths.iter().map(|p| read_snapshot(p, metric)).collect::<Result<Vec<_>>>()?;
         snapshots.sort_by_key(|s| s.at);
         Ok(History { dir: dir.to_path_buf(), metric, snapshots })
@@ -568,6 +587,61 @@ fn date(t: i64, fmt: &str) -> String {
 /// Lays out the line chart of `series`: the plot, then the legend in rows as wide as the chart,
 /// then the [`notes`], so nothing is cut at any width.
 pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
+    let mut title = format!("{} over time", opts.metric.title());
+    if !opts.title.is_empty() {
+        title.push_str(": ");
+        title.push_str(&opts.title);
+    }
+    let mut subtitle = match &opts.algorithm {
+        Some(a) => format!("{a}. "),
+        None => String::new(),
+    };
+    subtitle.push_str(if series.iter().any(|s| s.band.is_some()) {
+        "Accounts: the mean of the factors of the users below them, shaded from their lowest to their highest."
+    } else {
+        "One line per association, one point per instant of the history."
+    });
+    let legend_note =
+        series.iter().any(|s| s.band.is_some()).then_some("accounts: line, mean of users; shade, their range");
+    let line = LineChart {
+        width: opts.width,
+        title,
+        subtitle,
+        y_label: opts.metric.label().to_string(),
+        unit_range: opts.metric == Metric::FsFactor,
+        notes: notes(series, opts.metric),
+        legend_note,
+        styles: None,
+    };
+    line_chart(series, &line)
+}
+
+/// A line chart over time of any values: its texts, axis and series styles.
+#[derive(Clone, Debug)]
+pub struct LineChart {
+    /// Picture width in pixels (the height is half of it, or more for a long legend).
+    pub width: u32,
+    /// The title; the time span is appended.
+    pub title: String,
+    /// The muted line under the title.
+    pub subtitle: String,
+    /// The y axis title.
+    pub y_label: String,
+    /// The y axis spans 0 to 1 (factors, indices); otherwise 0 (or the lowest value) to a round top.
+    pub unit_range: bool,
+    /// Sentences printed under the legend.
+    pub notes: Vec<String>,
+    /// A muted explanation appended to the legend.
+    pub legend_note: Option<&'static str>,
+    /// The style of each series (colour `k mod 8`, dash `k div 8`; see [`MAX_SERIES`]), so that
+    /// related series can share a colour; `None`: series `k` takes style `k`.
+    pub styles: Option<Vec<usize>>,
+}
+
+/// Lays out the line chart of `series` as `opts` says: the plot, then the legend in rows as wide
+/// as the chart, then the notes, so nothing is cut at any width.
+pub fn line_chart(series: &[Series], opts: &LineChart) -> Scene {
+    let style_of = |k: usize| style(opts.styles.as_ref().and_then(|s| s.get(k).copied()).unwrap_or(k));
     let width = opts.width.max(400);
     let w = f64::from(width);
     let room = w - 32.0;
@@ -581,7 +655,7 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
             .copied()
             .filter(|v| v.is_finite())
     };
-    let (lo, hi) = if opts.metric == Metric::FsFactor {
+    let (lo, hi) = if opts.unit_range {
         (0.0, 1.0)
     } else {
         let lo = finite().fold(0.0, f64::min);
@@ -608,25 +682,13 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
     let (t0, t1) = (times.first().copied().unwrap_or(0), times.last().copied().unwrap_or(0));
     let (t0, t1) = if t1 > t0 { (t0, t1) } else { (t0 - 43_200, t0 + 43_200) };
 
-    let mut title = format!("{} over time", opts.metric.title());
-    if !opts.title.is_empty() {
-        title.push_str(": ");
-        title.push_str(&opts.title);
-    }
+    let mut title = opts.title.clone();
     if times.len() > 1 {
         let fmt = if t1 - t0 < 3 * 86_400 { "%Y-%m-%d %H:%M" } else { "%Y-%m-%d" };
         title.push_str(&format!(", {} to {}", date(t0, fmt), date(t1, fmt)));
     }
     let title_y = scene.paragraph(Text::new(16.0, 26.0, 17.0, Anchor::Start, INK, title), room, 21.0);
-    let mut sub = match &opts.algorithm {
-        Some(a) => format!("{a}. "),
-        None => String::new(),
-    };
-    sub.push_str(if series.iter().any(|s| s.band.is_some()) {
-        "Accounts: the mean of the factors of the users below them, shaded from their lowest to their highest."
-    } else {
-        "One line per association, one point per instant of the history."
-    });
+    let sub = opts.subtitle.clone();
     let top = scene.paragraph(Text::new(16.0, title_y + 21.0, 12.0, Anchor::Start, MUTED, sub), room, 15.0) + 25.0;
 
     // The legend's rows and the notes' lines, below the axis, decide how far down the plot reaches.
@@ -648,8 +710,8 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
             *t = fit_among(t, &others, 12.0, room - 40.0).unwrap_or_default();
         }
     }
-    if series.iter().any(|s| s.band.is_some()) {
-        entries.push(Entry::Text("accounts: line, mean of users; shade, their range"));
+    if let Some(note) = opts.legend_note {
+        entries.push(Entry::Text(note));
     }
     let mut rows: Vec<Vec<(f64, &Entry)>> = vec![Vec::new()];
     let mut x = 0.0;
@@ -662,7 +724,7 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
         rows.last_mut().expect("a row is open").push((x, e));
         x += ew + 20.0;
     }
-    let note_lines: Vec<String> = notes(series, opts.metric).iter().flat_map(|n| wrap(n, 11.0, room)).collect();
+    let note_lines: Vec<String> = opts.notes.iter().flat_map(|n| wrap(n, 11.0, room)).collect();
     let below = 52.0 + 12.0 + rows.len() as f64 * 20.0 + note_lines.len() as f64 * 15.0 + 8.0;
     let height = ((w * 0.5).round().max(320.0)).max((top + MIN_PLOT_H + below).ceil());
     scene.height = height as u32;
@@ -719,7 +781,7 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
     scene.segment((left, bottom), (right, bottom), INK, 1.0);
     scene.segment((left, top), (left, bottom), INK, 1.0);
     scene.text(Text::new(left + plot_w / 2.0, bottom + 38.0, 12.0, Anchor::Middle, INK, "date (UTC)"));
-    let mut ytitle = Text::new(16.0 + 12.0, top + plot_h / 2.0, 12.0, Anchor::Middle, INK, opts.metric.label());
+    let mut ytitle = Text::new(16.0 + 12.0, top + plot_h / 2.0, 12.0, Anchor::Middle, INK, opts.y_label.clone());
     ytitle.vertical = true;
     scene.text(ytitle);
 
@@ -729,7 +791,7 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
             for run in runs(&s.times, band.iter().map(|b| b.0.is_finite() && b.1.is_finite())) {
                 let mut pts: Vec<(f64, f64)> = run.iter().map(|&i| (x_of(s.times[i]), y_of(band[i].1))).collect();
                 pts.extend(run.iter().rev().map(|&i| (x_of(s.times[i]), y_of(band[i].0))));
-                scene.items.push(Item::Polygon { points: pts, fill: style(k).0.alpha(0.16), class: "band" });
+                scene.items.push(Item::Polygon { points: pts, fill: style_of(k).0.alpha(0.16), class: "band" });
             }
         }
     }
@@ -739,7 +801,7 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
         .collect();
     let nest = nesting(&ys);
     for (k, s) in series.iter().enumerate() {
-        let (color, dash) = style(k);
+        let (color, dash) = style_of(k);
         let width = LINE_W + NEST_W * nest[k] as f64;
         let line = |points: Vec<(f64, f64)>, width: f64| {
             let mut l = Line::new(points, color, width);
@@ -773,7 +835,7 @@ pub fn chart(series: &[Series], opts: &ChartOptions) -> Scene {
             let lx = 16.0 + dx;
             match e {
                 Entry::Series(k, text) => {
-                    let (color, dash) = style(*k);
+                    let (color, dash) = style_of(*k);
                     if series[*k].band.is_some() {
                         scene.rect(super::Rect::new(lx, ly - 7.0, 32.0, 14.0, color.alpha(0.16)));
                     }

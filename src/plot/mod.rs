@@ -235,6 +235,24 @@ impl Scene {
         }
         y
     }
+
+    /// `below` drawn under this scene, on one canvas as wide as the wider of the two (the lower
+    /// scene's root attributes are dropped: an SVG root has each attribute once).
+    pub fn stack(mut self, below: Scene) -> Scene {
+        let dy = f64::from(self.height);
+        let shift = |points: &mut Vec<(f64, f64)>| points.iter_mut().for_each(|p| p.1 += dy);
+        for mut item in below.items {
+            match &mut item {
+                Item::Rect(r) => r.y += dy,
+                Item::Line(Line { points, .. }) | Item::Polygon { points, .. } => shift(points),
+                Item::Text(t) => t.y += dy,
+            }
+            self.items.push(item);
+        }
+        self.width = self.width.max(below.width);
+        self.height += below.height;
+        self
+    }
 }
 
 /// An output picture format.

@@ -48,7 +48,8 @@ impl Instants {
         &self.times
     }
 
-    /// The factor carrying usage at instant `i - 1` to instant `i`.
+    /// The factor carrying usage at instant `i - 1` to instant `i` (`i` from 1): the decay
+    /// between the two, or 0 when a reset falls between them.
     pub fn carry(&self, i: usize) -> f64 {
         match (&self.models[i - 1], &self.models[i]) {
             (DecayModel::Slurm(a), DecayModel::Slurm(b)) => {

@@ -10,6 +10,7 @@ mod cli;
 mod config_checks;
 mod conformance;
 mod errors;
+mod fairness;
 mod flux_and_csv;
 mod forecast;
 mod layout;
