@@ -298,36 +298,11 @@ fn association_name(tree: &AssocTree, row: usize) -> String {
 /// # Ok::<(), fairshare::Error>(())
 /// ```
 pub fn forecast(site: &Site, who: &str, options: &ForecastOptions, observer: &dyn Observer) -> Result<Forecast> {
-    let usage = site.usage.as_ref().ok_or_else(|| {
-        Error::Usage("a forecast needs job records (--jobs, or a site file's `jobs`): it carries their usage forward".into())
-    })?;
-    if usage.decay.is_flux() {
-        return Err(Error::Usage(
-            "a forecast follows Slurm's decay thread or the exact decay; flux-accounting's usage bins cannot be \
-             carried forward: give --decay slurm or --decay exact"
-                .into(),
-        ));
-    }
-    check_factor(options.target, "--target")?;
-    check_factor(options.floor, "--floor")?;
-    if options.steps == 0 {
-        return Err(Error::Usage("--steps must be at least 1".into()));
-    }
-    let half_life = i64::from(usage.half_life);
-    let or_days = |given: Option<i64>, half_lives: i64, days: i64, flag: &str| -> Result<i64> {
-        let v = given.unwrap_or(if half_life > 0 { half_lives * half_life } else { days * 86_400 });
-        if v <= 0 {
-            return Err(Error::Usage(format!("{flag} must be a positive duration")));
-        }
-        Ok(v)
-    };
-    let window = or_days(options.window, 1, 7, "--window")?;
-    let horizon = or_days(options.horizon, 4, 28, "--horizon")?;
+    let (usage, window, horizon) = checked(site, options)?;
     let budget_over = options.budget_over.unwrap_or(7 * 86_400);
     if budget_over <= 0 {
         return Err(Error::Usage("--budget-over must be a positive duration".into()));
     }
-
     let input = site.tree_input()?;
     let tree = AssocTree::build(input.clone())?;
     let row = user_row(&tree, who)?;
@@ -335,14 +310,10 @@ pub fn forecast(site: &Site, who: &str, options: &ForecastOptions, observer: &dy
     let now = usage.now;
 
     let mut trajectory = Vec::with_capacity(options.steps as usize + 1);
-    for k in 0..=i64::from(options.steps) {
-        observer.progress("forecasting", k as u64, u64::from(options.steps) + 1, "instants");
-        if observer.interrupted() {
-            return Err(Error::Interrupted("forecasting"));
-        }
-        let t = now + horizon * k / i64::from(options.steps);
+    for_each_instant(now, horizon, options.steps, observer, |t| {
         trajectory.push(future.point(row, t, None)?);
-    }
+        Ok(())
+    })?;
     let reached_at = first_reached(&future, row, &trajectory, options.target)?;
     let record = future.tree_rows.iter().position(|&r| r == row).expect("every tree row has its record");
     let budget = budget(&future, row, record, options.floor, budget_over)?;
@@ -365,6 +336,112 @@ pub fn forecast(site: &Site, who: &str, options: &ForecastOptions, observer: &dy
         budget,
         cpu_billing,
     })
+}
+
+/// Every user association's factor and rank at the instants of a trajectory: what one
+/// [`forecast`] gives for one association, for all of them at once (one pass per instant; no
+/// bisection and no budget).
+#[derive(Debug)]
+pub struct Trajectories {
+    /// The tree (its usage as of now).
+    pub tree: AssocTree,
+    /// The instants, from now to the horizon.
+    pub times: Vec<i64>,
+    /// The factor of every row at each instant (accounts: unset, as in [`FairShare::fs_factor`]).
+    pub fs_factor: Vec<Vec<f64>>,
+    /// The rank of every user row at each instant (1 + the users with a higher factor; 0 for
+    /// accounts).
+    pub rank: Vec<Vec<u32>>,
+}
+
+impl Trajectories {
+    /// The first instant row's factor is at or above `target`, to the trajectory's step.
+    pub fn reached_at(&self, row: usize, target: f64) -> Option<i64> {
+        self.fs_factor.iter().position(|fs| fs[row] >= target).map(|k| self.times[k])
+    }
+}
+
+/// Every user association's trajectory under `options` (its `target`, `floor` and budget are
+/// not used): one pass per instant, so a report can show everyone's recovery.
+///
+/// # Errors
+/// As [`forecast`].
+pub fn trajectories(site: &Site, options: &ForecastOptions, observer: &dyn Observer) -> Result<Trajectories> {
+    let (usage, window, horizon) = checked(site, options)?;
+    let input = site.tree_input()?;
+    let tree = AssocTree::build(input.clone())?;
+    let future = charge_future(site, usage, input, tree, options.assume, window, observer)?;
+    let (mut times, mut fs_factor, mut rank) = (Vec::new(), Vec::new(), Vec::new());
+    for_each_instant(usage.now, horizon, options.steps, observer, |t| {
+        let (tree, fs) = future.fair_share_at(t, None)?;
+        rank.push(ranks(&tree, &fs.fs_factor));
+        times.push(t);
+        fs_factor.push(fs.fs_factor);
+        Ok(())
+    })?;
+    Ok(Trajectories { tree: future.tree, times, fs_factor, rank })
+}
+
+/// 1 + the number of users with a higher factor, for every user row (0 for accounts).
+fn ranks(tree: &AssocTree, fs: &[f64]) -> Vec<u32> {
+    let mut users: Vec<usize> = (0..tree.len()).filter(|&r| tree.is_user(r)).collect();
+    users.sort_by(|&a, &b| fs[b].total_cmp(&fs[a]));
+    let mut rank = vec![0; tree.len()];
+    for (k, &r) in users.iter().enumerate() {
+        // Ties take the rank of the first of them.
+        rank[r] = if k > 0 && fs[users[k - 1]] == fs[r] { rank[users[k - 1]] } else { k as u32 + 1 };
+    }
+    rank
+}
+
+/// The site's usage stage and the window and horizon, checked.
+fn checked<'a>(site: &'a Site, options: &ForecastOptions) -> Result<(&'a UsageConfig, i64, i64)> {
+    let usage = site.usage.as_ref().ok_or_else(|| {
+        Error::Usage(
+            "a forecast needs job records (--jobs, or a site file's `jobs`): it carries their usage forward".into(),
+        )
+    })?;
+    if usage.decay.is_flux() {
+        return Err(Error::Usage(
+            "a forecast follows Slurm's decay thread or the exact decay; flux-accounting's usage bins cannot be \
+             carried forward: give --decay slurm or --decay exact"
+                .into(),
+        ));
+    }
+    check_factor(options.target, "--target")?;
+    check_factor(options.floor, "--floor")?;
+    if options.steps == 0 {
+        return Err(Error::Usage("--steps must be at least 1".into()));
+    }
+    let half_life = i64::from(usage.half_life);
+    let or_days = |given: Option<i64>, half_lives: i64, days: i64, flag: &str| -> Result<i64> {
+        let v = given.unwrap_or(if half_life > 0 { half_lives * half_life } else { days * 86_400 });
+        if v <= 0 {
+            return Err(Error::Usage(format!("{flag} must be a positive duration")));
+        }
+        Ok(v)
+    };
+    Ok((usage, or_days(options.window, 1, 7, "--window")?, or_days(options.horizon, 4, 28, "--horizon")?))
+}
+
+/// Calls `each` at the `steps + 1` instants from `now` to `now + horizon`, telling `observer`.
+fn for_each_instant(
+    now: i64,
+    horizon: i64,
+    steps: u32,
+    observer: &dyn Observer,
+    mut each: impl FnMut(i64) -> Result<()>,
+) -> Result<()> {
+    let total = u64::from(steps) + 1;
+    for k in 0..=i64::from(steps) {
+        observer.progress("forecasting", k as u64, total, "instants");
+        if observer.interrupted() {
+            return Err(Error::Interrupted("forecasting"));
+        }
+        each(now + horizon * k / i64::from(steps))?;
+    }
+    observer.progress("forecasting", total, total, "instants");
+    Ok(())
 }
 
 fn check_factor(v: f64, flag: &str) -> Result<()> {
@@ -510,9 +587,10 @@ fn cpu_billing(site: &Site, partition: Option<&str>) -> Result<Option<(String, f
         return Ok(Some((partition.unwrap_or_default().to_string(), 1.0)));
     };
     let part = match partition {
-        Some(name) => Some(conf.partition(name).ok_or_else(|| {
-            Error::Usage(format!("--partition {name:?}: slurm.conf has no such partition"))
-        })?),
+        Some(name) => Some(
+            conf.partition(name)
+                .ok_or_else(|| Error::Usage(format!("--partition {name:?}: slurm.conf has no such partition")))?,
+        ),
         None => conf.default_partition(),
     };
     let Some(part) = part else { return Ok(None) };

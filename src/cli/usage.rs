@@ -54,7 +54,12 @@ fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
     let every = a.every.as_deref().map(|every| (every, a.from.as_deref(), a.to.as_deref()));
     let instants = history_instants_of(&a.at, every, a.max_instants)?;
     if let (Some(_), Some(first), Some(last)) = (&a.every, instants.first(), instants.last()) {
-        eprintln!("fairshare: {} instant(s), {} to {}", instants.len(), fairshare::output::iso_utc(*first), fairshare::output::iso_utc(*last));
+        eprintln!(
+            "fairshare: {} instant(s), {} to {}",
+            instants.len(),
+            fairshare::output::iso_utc(*first),
+            fairshare::output::iso_utc(*last)
+        );
     }
     Ok(instants)
 }

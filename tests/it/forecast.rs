@@ -315,14 +315,37 @@ fn with_no_usage_anywhere_the_factor_holds_until_a_reset() {
 fn the_command_prints_json_and_writes_the_trajectory_and_its_picture() {
     let dir = tempfile::tempdir().unwrap();
     let tree = write_file(dir.path(), "tree.csv", TREE);
-    let conf = write_file(dir.path(), "slurm.conf", &Case { algorithm: Algorithm::Classic, decay: Decay::Slurm, limits: false }.conf(1.0));
+    let conf = write_file(
+        dir.path(),
+        "slurm.conf",
+        &Case { algorithm: Algorithm::Classic, decay: Decay::Slurm, limits: false }.conf(1.0),
+    );
     let jobs = write_file(dir.path(), "jobs.csv", &records());
     let (out, plot) = (dir.path().join("t.parquet"), dir.path().join("t.svg"));
     let args = |extra: &[&str]| {
         let mut v: Vec<String> = [
-            "forecast", "u5@c", "--tree", tree.to_str().unwrap(), "--slurm-conf", conf.to_str().unwrap(), "--jobs",
-            jobs.to_str().unwrap(), "--now", &NOW.to_string(), "--assume", "steady", "--window", "1-0", "--horizon",
-            "3-0", "--steps", "6", "--target", "0.9", "--algo", "classic",
+            "forecast",
+            "u5@c",
+            "--tree",
+            tree.to_str().unwrap(),
+            "--slurm-conf",
+            conf.to_str().unwrap(),
+            "--jobs",
+            jobs.to_str().unwrap(),
+            "--now",
+            &NOW.to_string(),
+            "--assume",
+            "steady",
+            "--window",
+            "1-0",
+            "--horizon",
+            "3-0",
+            "--steps",
+            "6",
+            "--target",
+            "0.9",
+            "--algo",
+            "classic",
         ]
         .map(String::from)
         .to_vec();
@@ -370,7 +393,12 @@ fn the_command_prints_json_and_writes_the_trajectory_and_its_picture() {
 
     // The text says what a user asks.
     let text = stdout_of(&fairshare(args(&[])));
-    assert!(text.starts_with("Forecast for u5@c (classic), assuming everyone goes on at their rate of the last 1-00:00:00\n"), "{text}");
+    assert!(
+        text.starts_with(
+            "Forecast for u5@c (classic), assuming everyone goes on at their rate of the last 1-00:00:00\n"
+        ),
+        "{text}"
+    );
     assert!(text.contains("its rate 2.000 billing/s of everyone's 8.000 (25.0%)"), "{text}");
 }
 
@@ -390,7 +418,42 @@ fn a_forecast_refuses_what_it_cannot_answer() {
     assert!(err(&["u1@a"]).contains("a forecast needs job records"), "{}", err(&["u1@a"]));
     assert!(err(&["a", "--jobs", jobs]).contains("\"a\" is an account"));
     assert!(err(&["nobody", "--jobs", jobs]).contains("no association \"nobody\""));
-    assert!(err(&["u1@a", "--jobs", jobs, "--target", "1.5"]).contains("--target 1.5: a fair-share factor is between 0 and 1"));
-    assert!(err(&["u1@a", "--jobs", jobs, "--decay", "flux"]).contains("flux-accounting's usage bins cannot be carried forward"));
+    assert!(
+        err(&["u1@a", "--jobs", jobs, "--target", "1.5"])
+            .contains("--target 1.5: a fair-share factor is between 0 and 1")
+    );
+    assert!(
+        err(&["u1@a", "--jobs", jobs, "--decay", "flux"])
+            .contains("flux-accounting's usage bins cannot be carried forward")
+    );
     assert!(err(&["u1@a", "--jobs", jobs, "--horizon", "soon"]).contains("--horizon"));
+}
+
+#[test]
+fn everyone_s_trajectories_are_each_one_s_forecast() {
+    for case in cases() {
+        let options = ForecastOptions {
+            assume: Assume::Steady,
+            window: Some(DAY),
+            horizon: Some(3 * DAY),
+            steps: 9,
+            target: 0.3,
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let all = fairshare::forecast::trajectories(&site(dir.path(), case, &records(), NOW, 1.0), &options, &Silent)
+            .unwrap();
+        assert_eq!(all.times.len(), 10);
+        for row in (0..all.tree.len()).filter(|&r| all.tree.is_user(r)) {
+            let name = format!("{}@{}", all.tree.user_name(row).unwrap(), all.tree.account(row));
+            let one = forecast_of(case, &name, &options);
+            for (k, p) in one.trajectory.iter().enumerate() {
+                assert_eq!(p.at, all.times[k]);
+                assert_eq!(p.fs_factor, all.fs_factor[k][row], "{case:?} {name} at {k}");
+                assert_eq!(p.rank, all.rank[k][row], "{case:?} {name} at {k}");
+            }
+            let grid = one.trajectory.iter().find(|p| p.fs_factor >= 0.3).map(|p| p.at);
+            assert_eq!(all.reached_at(row, 0.3), grid, "{case:?} {name}");
+        }
+    }
 }
