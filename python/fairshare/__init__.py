@@ -59,6 +59,7 @@ __all__ = [
     "sshare",
     "explain_path",
     "compare",
+    "forecast",
 ]
 __version__ = _fairshare.__version__
 
@@ -168,3 +169,22 @@ def compare(variants, site=None, **options) -> pl.DataFrame:
     ``fs_<variant>`` and ``place_<variant>`` (1 = highest factor) per variant. For what-ifs of
     shares, half-life or billing, call twice with different options and join on ``id``."""
     return _frame(_fairshare.compare(list(variants), site, _options(options)))
+
+
+def forecast(who, site=None, *, assume="idle", window=None, horizon=None, steps=48, target=0.5, floor=0.5,
+             budget_over=None, partition=None, **options) -> dict:
+    """What ``fairshare forecast WHO`` answers for the site (as :func:`run` takes it): the factor
+    of the user association ``who`` (``USER`` or ``USER@ACCOUNT``) from ``now`` over ``horizon``
+    (default four half-lives) in ``steps`` intervals, under ``assume`` (``"idle"``: no new usage
+    anywhere; ``"steady"``: everyone goes on at their rate of the last ``window``, default one
+    half-life). A dict: ``association``, ``target``, ``reached_at`` (ISO 8601 UTC of the first
+    instant at or above ``target``, or None), ``trajectory`` (a DataFrame: ``as_of``,
+    ``fs_factor``, ``rank``, ``raw_usage``), the budget (``budget`` is ``"amount"``, ``"below"``
+    or ``"unlimited"``; ``budget_billing_secs`` is the amount it can still run evenly over
+    ``budget_over``, default 7 days, and end at or above ``floor``, and ``budget_cpu_hours`` the
+    same at ``partition``'s CPU billing), and the parameters (``assume``, ``rate``,
+    ``window_secs``, ``horizon_secs``, ...)."""
+    result = _fairshare.forecast(who, site, assume, window, horizon, steps, target, floor, budget_over, partition,
+                                 _options(options))
+    result["trajectory"] = _frame(result["trajectory"])
+    return result

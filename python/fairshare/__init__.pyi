@@ -2,7 +2,7 @@
 
 import datetime
 from os import PathLike
-from typing import Any, Iterable, Mapping, Optional, Protocol, TypedDict, Union
+from typing import Any, Iterable, Literal, Mapping, Optional, Protocol, TypedDict, Union
 
 import polars as pl
 from typing_extensions import Unpack, final
@@ -20,6 +20,7 @@ __all__ = [
     "sshare",
     "explain_path",
     "compare",
+    "forecast",
 ]
 __version__: str
 
@@ -147,3 +148,17 @@ def sshare(
 ) -> str: ...
 def explain_path(who: str, site: Optional[_Path] = None, **options: Unpack[_Options]) -> pl.DataFrame: ...
 def compare(variants: Iterable[str], site: Optional[_Path] = None, **options: Unpack[_Options]) -> pl.DataFrame: ...
+def forecast(
+    who: str,
+    site: Optional[_Path] = None,
+    *,
+    assume: Literal["idle", "steady"] = "idle",
+    window: Optional[str] = None,
+    horizon: Optional[str] = None,
+    steps: int = 48,
+    target: float = 0.5,
+    floor: float = 0.5,
+    budget_over: Optional[str] = None,
+    partition: Optional[str] = None,
+    **options: Unpack[_Options],
+) -> dict[str, Any]: ...

@@ -348,6 +348,73 @@ fn compare(
     call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
 
+/// forecast(who, site=None, assume="idle", window=None, horizon=None, steps=48, target=0.5,
+/// floor=0.5, budget_over=None, partition=None, options=None)
+/// --
+///
+/// What `fairshare forecast WHO` answers, as a dict: the trajectory (a table: `as_of`,
+/// `fs_factor`, `rank`, `raw_usage`), the instant the target is reached and the budget, with the
+/// parameters (the keys of the Parquet metadata, without their `fairshare.forecast.` prefix).
+#[pyfunction]
+#[pyo3(signature = (who, site = None, assume = "idle".to_string(), window = None, horizon = None, steps = 48,
+    target = 0.5, floor = 0.5, budget_over = None, partition = None, options = None))]
+#[allow(clippy::too_many_arguments)] // the command's own flags, one each
+fn forecast<'py>(
+    py: Python<'py>,
+    who: String,
+    site: Option<PathBuf>,
+    assume: String,
+    window: Option<String>,
+    horizon: Option<String>,
+    steps: u32,
+    target: f64,
+    floor: f64,
+    budget_over: Option<String>,
+    partition: Option<String>,
+    options: Option<Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use fairshare::forecast::{Assume, ForecastOptions};
+    let duration = |text: Option<String>, what: &str| {
+        text.map(|t| fairshare::config::time::parse_duration(&t).map_err(|m| usage_error(format!("{what}: {m}"))))
+            .transpose()
+    };
+    let options_f = ForecastOptions {
+        assume: choice("assume", &assume, &[(Assume::Idle, "idle"), (Assume::Steady, "steady")])?,
+        window: duration(window, "window")?,
+        horizon: duration(horizon, "horizon")?,
+        steps,
+        target,
+        floor,
+        budget_over: duration(budget_over, "budget_over")?,
+        partition,
+    };
+    let mut call = Call::default();
+    let (site, embedded) = whole_site(&mut call, site, options.as_ref())?;
+    let f = py.detach(|| fairshare::forecast::forecast(&site, &who, &options_f, &call));
+    let f = call.finish(py, f)?;
+    drop(embedded);
+    let result = PyDict::new(py);
+    for kv in fairshare::output::forecast::metadata(&f) {
+        let key = kv.key.trim_start_matches("fairshare.forecast.").to_string();
+        result.set_item(key, kv.value.unwrap_or_default())?;
+    }
+    // Numbers as numbers; the instant as the command's ISO text, or None.
+    result.set_item("target", f.target)?;
+    result.set_item("floor", f.floor)?;
+    result.set_item("rate", f.rate)?;
+    result.set_item("reached_at", f.reached_at.map(fairshare::output::iso_utc))?;
+    let (budget, amount) = match f.budget {
+        fairshare::forecast::Budget::Amount(x) => ("amount", Some(x)),
+        fairshare::forecast::Budget::Below => ("below", None),
+        fairshare::forecast::Budget::Unlimited => ("unlimited", None),
+    };
+    result.set_item("budget", budget)?;
+    result.set_item("budget_billing_secs", amount)?;
+    result.set_item("budget_cpu_hours", f.budget_cpu_hours())?;
+    result.set_item("trajectory", Table::one(py, fairshare::output::forecast::trajectory_batch(&f))?)?;
+    Ok(result)
+}
+
 /// Charger(options)
 /// --
 ///
@@ -482,6 +549,7 @@ fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sshare, m)?)?;
     m.add_function(wrap_pyfunction!(explain_path, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(forecast, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -217,3 +217,32 @@ def test_scontrol_output_is_a_slurm_conf():
         scored(fixtures / "scontrol" / "scontrol.txt", slurm_conf_format="slurm-conf")
     with pytest.raises(fairshare.FairshareError, match="slurm_conf_format"):
         scored(fixtures / "scontrol" / "slurm.conf", slurm_conf_format="yaml")
+
+
+@pytest.mark.parametrize("assume", ["idle", "steady"])
+def test_forecast_equals_cli(assume):
+    """The dict holds what ``fairshare forecast --json`` prints and ``--out`` writes."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        out = f"{d}/t.parquet"
+        done = cli("forecast", "ivan", "--assume", assume, "--steps", "6", "--target", "0.6", "--floor", "0.55",
+                   "--json", "--out", out)
+        assert done.returncode == 0, done.stderr
+        printed = json.loads(done.stdout)
+        written = pl.read_parquet(out)
+    f = fairshare.forecast("ivan", assume=assume, steps=6, target=0.6, floor=0.55)
+    assert f["association"] == printed["association"] == "ivan@chem_aspuru"
+    assert f["reached_at"] == printed["reached_at"]
+    assert f["trajectory"]["fs_factor"].to_list() == [p["fs_factor"] for p in printed["trajectory"]]
+    assert f["trajectory"]["rank"].to_list() == [p["rank"] for p in printed["trajectory"]]
+    assert f["trajectory"].equals(written)
+    assert f["assume"] == assume
+    assert f["budget"] in ("amount", "below", "unlimited")
+    assert (f["budget_billing_secs"] is not None) == (f["budget"] == "amount")
+
+
+def test_forecast_refuses_an_account():
+    with pytest.raises(fairshare.FairshareError, match="is an account"):
+        fairshare.forecast("chemistry")
