@@ -2,15 +2,15 @@
 //! from now to the horizon, with the target as a level line.
 
 use super::Scene;
-use super::history::{ChartOptions, Metric, Series, chart};
-use crate::forecast::Forecast;
+use super::history::{LineChart, Series, line_chart};
+use crate::forecast::{Assume, Forecast};
 
 /// The chart of `f`'s trajectory, `width` pixels wide.
 pub fn forecast_chart(f: &Forecast, width: u32) -> Scene {
     let times: Vec<i64> = f.trajectory.iter().map(|p| p.at).collect();
     let series = [
         Series {
-            name: format!("{} (assuming {})", f.association, f.assume.name()),
+            name: f.association.clone(),
             times: times.clone(),
             values: f.trajectory.iter().map(|p| p.fs_factor).collect(),
             band: None,
@@ -18,14 +18,22 @@ pub fn forecast_chart(f: &Forecast, width: u32) -> Scene {
         Series { name: format!("target {}", f.target), values: vec![f.target; times.len()], times, band: None },
     ];
     let reached = match f.reached_at {
-        Some(t) => format!(", target reached {}", crate::output::iso_utc(t)),
-        None => ", target not reached".to_string(),
+        Some(t) => format!("target reached {}", crate::output::iso_utc(t)),
+        None => "target not reached".to_string(),
     };
-    let opts = ChartOptions {
+    let assumption = match f.assume {
+        Assume::Idle => "no new usage anywhere".to_string(),
+        Assume::Steady => "everyone goes on at their rate of the last window".to_string(),
+    };
+    let opts = LineChart {
         width,
-        title: format!("forecast{reached}"),
-        algorithm: Some(f.algorithm.title().to_string()),
-        metric: Metric::FsFactor,
+        title: format!("Fair-share forecast of {}, {reached}", f.association),
+        subtitle: format!("{}. Assuming {assumption}; one point per instant of the forecast.", f.algorithm.title()),
+        y_label: "fair-share factor".into(),
+        unit_range: true,
+        notes: Vec::new(),
+        legend_note: None,
+        styles: None,
     };
-    chart(&series, &opts)
+    line_chart(&series, &opts)
 }
