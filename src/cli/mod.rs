@@ -3,6 +3,7 @@
 
 mod args;
 mod compare;
+mod entitlement;
 mod explain;
 mod plot;
 mod progress;
@@ -151,6 +152,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::compare(&a),
         Command::Diff(a) => compare::diff(&a),
         Command::Plot(a) => plot::run(&a),
+        Command::Entitlement(a) => entitlement::run(&a),
         Command::Sprio(a) => {
             let queue = load_queue(&a.tree, &a.queue)?;
             let (queue, qos_missing) = (queue.queue, queue.qos_missing);
