@@ -81,7 +81,13 @@ pub fn water_fill(amount: f64, demand: &[f64], shares: &[f64], out: &mut [f64], 
 
 /// Weighted water-filling of `amount` over the members in `order` (positive weights and demands);
 /// returns what is left.
-fn fill_weighted(amount: f64, demand: &[f64], weight: impl Fn(usize) -> f64, order: &mut [u32], out: &mut [f64]) -> f64 {
+fn fill_weighted(
+    amount: f64,
+    demand: &[f64],
+    weight: impl Fn(usize) -> f64,
+    order: &mut [u32],
+    out: &mut [f64],
+) -> f64 {
     if order.is_empty() || amount <= 0.0 {
         return amount.max(0.0);
     }
@@ -160,28 +166,35 @@ pub fn deserved(tree: &AssocTree, demand: &[f64], capacity: f64) -> Vec<f64> {
 /// (user, account, partition) → user association row, as slurmctld resolves a job: the
 /// partition's own association, else the partition-less one.
 pub struct AssocLookup<'t> {
-    by_pair: hashbrown::HashMap<(&'t str, &'t str), Vec<(Option<&'t str>, u32)>, foldhash::fast::FixedState>,
+    any: StrMap<(&'t str, &'t str), u32>,
+    by_partition: StrMap<(&'t str, &'t str, &'t str), u32>,
 }
+
+/// Maps keyed by borrowed names: foldhash spreads short, similar names (`u000123`).
+type StrMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
 
 impl<'t> AssocLookup<'t> {
     /// The user associations of `tree`.
     pub fn new(tree: &'t AssocTree) -> Self {
-        let mut by_pair: hashbrown::HashMap<_, Vec<_>, _> =
-            hashbrown::HashMap::with_capacity_and_hasher(tree.user_count(), foldhash::fast::FixedState::default());
+        let hasher = foldhash::fast::FixedState::default;
+        let mut any = StrMap::with_capacity_and_hasher(tree.user_count(), hasher());
+        let mut by_partition = StrMap::with_hasher(hasher());
         for r in 0..tree.len() {
-            if let Some(user) = tree.user_name(r) {
-                by_pair.entry((user, tree.account(r))).or_default().push((tree.partition(r), r as u32));
-            }
+            let Some(user) = tree.user_name(r) else { continue };
+            match tree.partition(r) {
+                None => any.insert((user, tree.account(r)), r as u32),
+                Some(p) => by_partition.insert((user, tree.account(r), p), r as u32),
+            };
         }
-        AssocLookup { by_pair }
+        AssocLookup { any, by_partition }
     }
 
     /// The row of `user` in `account` for a job in `partitions` (the first with its own
     /// association, else the partition-less association); `None` when there is none.
     pub fn find<'p>(&self, user: &str, account: &str, partitions: impl IntoIterator<Item = &'p str>) -> Option<u32> {
-        let own = self.by_pair.get(&(user, account))?;
-        let pick = |p: Option<&str>| own.iter().find(|(q, _)| *q == p).map(|&(_, r)| r);
-        partitions.into_iter().find_map(|p| pick(Some(p))).or_else(|| pick(None))
+        let own = || partitions.into_iter().find_map(|p| self.by_partition.get(&(user, account, p)).copied());
+        let own = if self.by_partition.is_empty() { None } else { own() };
+        own.or_else(|| self.any.get(&(user, account)).copied())
     }
 }
 
@@ -366,7 +379,13 @@ pub fn of_site(site: &Site) -> Result<(AssocTree, Entitlement)> {
     if conf.cluster_tres.cpu() == 0 {
         return Err(Error::Usage("slurm.conf defines no nodes: there is no capacity to share".into()));
     }
-    let tree = AssocTree::build(site.tree_input()?)?;
+    // A tree given (or none at all) loads straight from its columns; only an SWF trace's tree
+    // comes from the records the usage stage would charge.
+    let tree = if site.tree.path.is_some() || site.tree.table.is_some() || site.usage.is_none() {
+        site.tree.load()?
+    } else {
+        AssocTree::build(site.tree_input()?)?
+    };
     let jobs = site.usage.as_ref().map(|u| (u.jobs.as_path(), u.format));
     let pending = site.pending.as_ref().map(|p| (p.path.as_path(), p.format));
     let e = entitlement(&tree, &conf.cluster_tres, jobs, pending, site.now)?;
@@ -399,5 +418,18 @@ mod tests {
         assert_eq!(fill(10.0, &[30.0, 5.0], &[1.0, 0.0]), (vec![10.0, 0.0], 0.0));
         // No demand, nothing.
         assert_eq!(fill(10.0, &[0.0, 0.0], &[1.0, 0.0]), (vec![0.0, 0.0], 10.0));
+    }
+
+    #[test]
+    fn a_job_resolves_to_its_partitions_association_else_the_partition_less_one() {
+        let text = "id,parent_id,account,user,shares,usage,partition\n\
+                    1,,root,,1,0,\n2,1,a,,1,0,\n3,2,a,u,1,0,\n4,2,a,u,1,0,gpu\n";
+        let tree = AssocTree::build(crate::io::assoc_csv::parse(Path::new("t.csv"), text).unwrap()).unwrap();
+        let lookup = AssocLookup::new(&tree);
+        let row = |parts: &[&str]| lookup.find("u", "a", parts.iter().copied()).map(|r| tree.partition(r as usize));
+        assert_eq!(row(&["gpu"]), Some(Some("gpu")));
+        assert_eq!(row(&["cpu", "gpu"]), Some(Some("gpu")));
+        assert_eq!(row(&["cpu"]), Some(None));
+        assert_eq!(lookup.find("u", "b", ["cpu"]), None);
     }
 }

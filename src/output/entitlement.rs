@@ -12,6 +12,7 @@
 //! `pending`, `allocated` (what running jobs hold, = `running`), `deserved` and `over` =
 //! `allocated` − `deserved`. `mem` is in MB, as Slurm counts it.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -30,11 +31,20 @@ pub fn main_tres(e: &Entitlement) -> Vec<usize> {
     [Tres::CPU, Tres::gres("gpu"), Tres::MEM].iter().filter_map(|t| e.index(t)).collect()
 }
 
-/// A value of TRES `tres` as the table prints it: memory in GB, the rest as counts, one decimal
-/// where the value has a fraction.
-fn shown(tres: &Tres, v: f64) -> String {
+/// Appends a value of TRES `tres` as the table prints it to `out`: memory in GB, the rest as
+/// counts, one decimal where the value has a fraction (`+` before a positive value when `signed`,
+/// and a bare `0` for what rounds to zero).
+fn push_shown(out: &mut String, tres: &Tres, v: f64, signed: bool) {
     let v = if *tres == Tres::MEM { v / 1024.0 } else { v };
-    if (v - v.round()).abs() < 0.05 { format!("{:.0}", v.round()) } else { format!("{v:.1}") }
+    let sign = if signed && v >= 0.05 { "+" } else { "" };
+    // Writing to a String cannot fail.
+    let _ = if v.abs() < 0.05 {
+        write!(out, "0")
+    } else if (v - v.round()).abs() < 0.05 {
+        write!(out, "{sign}{:.0}", v.round())
+    } else {
+        write!(out, "{sign}{v:.1}")
+    };
 }
 
 /// The table's heading of TRES `tres`.
@@ -82,22 +92,23 @@ pub fn write_table(out: &mut dyn Write, tree: &AssocTree, e: &Entitlement, dest:
         text.clear();
         Ok(())
     };
+    let mut cell = String::new();
     for row in tree.preorder() {
         let row = row as usize;
-        let account = format!("{}{}", " ".repeat(tree.depths()[row] as usize), super::printable(tree.account(row)));
+        cell.clear();
+        cell.extend(std::iter::repeat_n(' ', tree.depths()[row] as usize));
+        cell.push_str(&super::printable(tree.account(row)));
         let user = tree.user_name(row).map(super::printable).unwrap_or_default();
-        text.push_str(&format!("{account:<ACCOUNT$} {user:<USER$}"));
+        let _ = write!(text, "{cell:<ACCOUNT$} {user:<USER$}");
         for &k in &main {
             let t = &e.tres[k];
-            let over = e.over(k, row);
-            let over = if over.abs() < 0.05 { "0".into() } else { format!("{}{}", if over > 0.0 { "+" } else { "" }, shown(t, over)) };
-            text.push_str(&format!(
-                " |{:>COLUMN$} {:>COLUMN$} {:>COLUMN$} {:>COLUMN$}",
-                shown(t, e.demand(k, row) as f64),
-                shown(t, e.deserved[k][row]),
-                shown(t, e.running[k][row] as f64),
-                over
-            ));
+            text.push_str(" |");
+            let values = [e.demand(k, row) as f64, e.deserved[k][row], e.running[k][row] as f64, e.over(k, row)];
+            for (i, v) in values.into_iter().enumerate() {
+                cell.clear();
+                push_shown(&mut cell, t, v, i == 3);
+                let _ = write!(text, "{}{cell:>COLUMN$}", if i == 0 { "" } else { " " });
+            }
         }
         text.push('\n');
         if text.len() > 1 << 16 {
@@ -127,7 +138,9 @@ pub fn batch(tree: &AssocTree, e: &Entitlement) -> RecordBatch {
         ("partition", Arc::new(rows().map(|r| tree.partition(r)).collect::<StringArray>()), true),
         (
             "raw_shares",
-            Arc::new(rows().map(|r| (!tree.is_parent_shares(r)).then(|| tree.raw_shares()[r])).collect::<UInt64Array>()),
+            Arc::new(
+                rows().map(|r| (!tree.is_parent_shares(r)).then(|| tree.raw_shares()[r])).collect::<UInt64Array>(),
+            ),
             true,
         ),
         ("parent_shares", Arc::new(rows().map(|r| Some(tree.is_parent_shares(r))).collect::<BooleanArray>()), false),
@@ -145,7 +158,10 @@ pub fn batch(tree: &AssocTree, e: &Entitlement) -> RecordBatch {
         ("over", Arc::new(per(&|k, r| e.over(k, r))), false),
     ];
     let schema = Schema::new(
-        columns.iter().map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable)).collect::<Vec<_>>(),
+        columns
+            .iter()
+            .map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable))
+            .collect::<Vec<_>>(),
     );
     RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a, _)| a).collect())
         .expect("columns match their schema by construction")

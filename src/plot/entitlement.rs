@@ -39,13 +39,10 @@ pub fn chart(tree: &AssocTree, e: &Entitlement, k: usize, width: u32, source: &s
 
     let label_size = 12.0;
     let longest = labels.iter().map(|l| text_width(l, label_size)).fold(0.0, f64::max);
-    let (left, right, top_margin) = (64.0, 16.0, 78.0);
+    let (left, right) = (64.0, 16.0);
+    let text_w = f64::from(width) - left - right;
     let bottom = longest + 40.0;
-    let height = (320.0 + bottom).round();
-    let mut scene = Scene::new(width, height as u32);
-    let plot_w = f64::from(width) - left - right;
-    let plot_h = height - top_margin - bottom;
-    let y_of = |v: f64| top_margin + plot_h * (1.0 - v / y_max);
+    let mut scene = Scene::new(width, 0);
     scene.text(Text::new(left, 22.0, 16.0, Anchor::Start, INK, format!("Entitlement now: {unit}")));
     let capacity = e.capacity[k] as f64 * scale;
     let subtitle = format!(
@@ -55,14 +52,26 @@ pub fn chart(tree: &AssocTree, e: &Entitlement, k: usize, width: u32, source: &s
         short_number(e.deserved[k][0] * scale),
         short_number(e.running[k][0] as f64 * scale),
     );
-    scene.text(Text::new(left, 40.0, 11.0, Anchor::Start, MUTED, subtitle));
-    // Legend.
-    let mut x = left;
-    for (color, what) in [(DEMAND, "demand"), (DESERVED, "deserved"), (ALLOCATED, "allocated"), (OVER, "allocated > deserved")] {
-        scene.rect(Rect::new(x, 52.0, 12.0, 12.0, color));
-        scene.text(Text::new(x + 16.0, 62.0, 11.0, Anchor::Start, INK, what));
-        x += 16.0 + text_width(what, 11.0) + 18.0;
+    let last = scene.paragraph(Text::new(left, 40.0, 11.0, Anchor::Start, MUTED, subtitle), text_w, 14.0);
+    // The legend, on as many lines as the width needs.
+    let (mut x, mut y) = (left, last + 10.0);
+    for (color, what) in
+        [(DEMAND, "demand"), (DESERVED, "deserved"), (ALLOCATED, "allocated"), (OVER, "allocated > deserved")]
+    {
+        let w = 16.0 + text_width(what, 11.0);
+        if x > left && x + w > left + text_w {
+            (x, y) = (left, y + 18.0);
+        }
+        scene.rect(Rect::new(x, y, 12.0, 12.0, color));
+        scene.text(Text::new(x + 16.0, y + 10.0, 11.0, Anchor::Start, INK, what));
+        x += w + 18.0;
     }
+    let top_margin = y + 28.0;
+    let height = (top_margin + 250.0 + bottom).round();
+    scene.height = height as u32;
+    let plot_w = text_w;
+    let plot_h = height - top_margin - bottom;
+    let y_of = |v: f64| top_margin + plot_h * (1.0 - v / y_max);
     for &t in &ticks {
         let y = y_of(t);
         scene.segment((left, y), (left + plot_w, y), GRID, 1.0);
@@ -87,4 +96,55 @@ pub fn chart(tree: &AssocTree, e: &Entitlement, k: usize, width: u32, source: &s
     }
     scene.segment((left, top_margin + plot_h), (left + plot_w, top_margin + plot_h), INK, 1.0);
     scene
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entitlement::JobCounts;
+    use crate::plot::Item;
+
+    /// The default tree with made-up values: row `r` asks `3r`, deserves `2r` and holds `r` CPUs,
+    /// except the last top-level account, which holds more than it deserves.
+    fn example() -> (AssocTree, Entitlement) {
+        let tree = crate::io::default_tree().unwrap();
+        let n = tree.len();
+        let last = tree.children(0).last().unwrap();
+        let running: Vec<u64> = (0..n).map(|r| if r == last { 5 * r as u64 } else { r as u64 }).collect();
+        let e = Entitlement {
+            tres: vec![Tres::CPU],
+            capacity: vec![1000],
+            running: vec![running],
+            pending: vec![(0..n).map(|r| 2 * r as u64).collect()],
+            deserved: vec![(0..n).map(|r| 2.0 * r as f64).collect()],
+            now: 0,
+            counts: JobCounts::default(),
+        };
+        (tree, e)
+    }
+
+    #[test]
+    fn every_top_level_account_has_its_three_bars_inside_the_canvas() {
+        let (tree, e) = example();
+        for width in [400, 900, 2000] {
+            let scene = chart(&tree, &e, 0, width, "test");
+            assert_eq!(crate::plot::outside(&scene), Vec::<String>::new(), "width {width}");
+            let bars: Vec<&Rect> = (scene.items.iter())
+                .filter_map(|i| match i {
+                    Item::Rect(r) if !r.class.is_empty() => Some(r),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(bars.len(), 3 * tree.children(0).len());
+            // Bars stand on one baseline and are as tall as their values, on one scale.
+            let unit = bars[1].h / e.deserved[0][tree.children(0).start];
+            for (b, r) in bars.chunks(3).zip(tree.children(0)) {
+                assert!((b[0].h - unit * e.demand(0, r) as f64).abs() < 1e-6);
+                assert!((b[2].h - unit * e.running[0][r] as f64).abs() < 1e-6);
+                assert!((b[0].y + b[0].h - (b[1].y + b[1].h)).abs() < 1e-9);
+                let over = e.running[0][r] as f64 > e.deserved[0][r];
+                assert_eq!(b[2].fill, if over { OVER } else { ALLOCATED }, "row {r}");
+            }
+        }
+    }
 }

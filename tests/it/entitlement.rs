@@ -129,9 +129,9 @@ fn reference(records: &[AssocRecord], user_demand: &HashMap<u64, f64>, capacity:
         }
     }
     fn sum_lifted(id: u64, children: &HashMap<u64, Vec<u64>>, out: &HashMap<u64, f64>) -> f64 {
-        out.get(&id).copied().unwrap_or_else(|| {
-            children.get(&id).map_or(0.0, |c| c.iter().map(|&k| sum_lifted(k, children, out)).sum())
-        })
+        out.get(&id)
+            .copied()
+            .unwrap_or_else(|| children.get(&id).map_or(0.0, |c| c.iter().map(|&k| sum_lifted(k, children, out)).sum()))
     }
     let all: Vec<u64> = records.iter().map(|r| r.id).collect();
     all.into_iter().map(|id| (id, sum_lifted(id, &children, &out))).collect()
