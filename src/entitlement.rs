@@ -5,7 +5,7 @@
 //! plugin) computed on a Slurm association tree:
 //!
 //! - **Capacity** per TRES: the cluster's nodes in slurm.conf (`cpu`, `mem` in MB, `node` and
-//!   every GRES the nodes declare), [`SlurmConf::cluster_tres`].
+//!   every GRES the nodes declare), [`SlurmConf::cluster_tres`](crate::config::SlurmConf::cluster_tres).
 //! - **Demand** of a user association per TRES: what its running jobs hold at `now` (records
 //!   started at or before `now` that have not ended by then, their `tres_alloc`) plus what its
 //!   pending jobs request (their `tres_req`; a job pending in several partitions counts once, with

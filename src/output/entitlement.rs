@@ -71,6 +71,7 @@ pub fn write_table(out: &mut dyn Write, tree: &AssocTree, e: &Entitlement, dest:
     for &k in &main {
         text.push_str(&format!(" |{:^w$}", heading(&e.tres[k]), w = block - 1));
     }
+    text.truncate(text.trim_end().len());
     text.push('\n');
     text.push_str(&format!("{:<ACCOUNT$} {:<USER$}", "Account", "User"));
     for _ in &main {
