@@ -20,6 +20,7 @@
 
 pub mod compare;
 pub mod config;
+pub mod entitlement;
 pub mod error;
 pub mod explain;
 pub mod fairness;

@@ -50,6 +50,9 @@ pub enum Command {
     /// Is the policy fair? Each account's delivered usage against its entitled share, window by
     /// window of a `usage --every` history: residuals and Jain's index.
     Fairness(FairnessArgs),
+    /// What each association deserves of the cluster now by its shares, given its running and
+    /// pending jobs (water-filled per TRES), and how far what it holds is above or below it.
+    Entitlement(EntitlementArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -693,6 +696,33 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct EntitlementArgs {
+    #[command(flatten)]
+    pub tree: TreeArgs,
+    /// The job records (what is running at --now), slurm.conf (the nodes: the capacity) and --now.
+    #[command(flatten)]
+    pub usage: UsageArgs,
+    /// Pending jobs (CSV, Parquet or `squeue --json`).
+    #[arg(long, value_name = "PATH")]
+    pub pending: Option<PathBuf>,
+    /// Pending-jobs format (detected when omitted).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormatArg>,
+    /// Also write one Parquet row per (association, TRES), atomically.
+    #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
+    pub out: Option<PathBuf>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw deserved, allocated and demand per top-level account for --tres (`.svg` or `.png`).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// The TRES --plot draws.
+    #[arg(long, value_name = "TRES", default_value = "cpu")]
+    pub tres: String,
+}
+
+#[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The earlier run directory (`fairshare run --out-dir`).
     pub run_a: PathBuf,
@@ -744,6 +774,9 @@ impl Command {
             Command::Diff(_) => Vec::new(),
             Command::Forecast(a) => [tree(&a.tree), usage(&a.usage)].concat(),
             Command::Fairness(a) => vec![("--site", a.site.as_deref()), ("--slurm-conf", a.slurm_conf.as_deref())],
+            Command::Entitlement(a) => {
+                [tree(&a.tree), usage(&a.usage), vec![("--pending", a.pending.as_deref())]].concat()
+            }
         };
         all.into_iter().filter_map(|(flag, p)| Some((flag, p?))).collect()
     }

@@ -3,6 +3,7 @@
 
 mod args;
 mod compare;
+mod entitlement;
 mod explain;
 mod fairness;
 mod forecast;
@@ -153,6 +154,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::compare(&a),
         Command::Diff(a) => compare::diff(&a),
         Command::Plot(a) => plot::run(&a),
+        Command::Entitlement(a) => entitlement::run(&a),
         Command::Fairness(a) => fairness::run(&a),
         Command::Forecast(a) => forecast::run(&a),
         Command::Sprio(a) => {

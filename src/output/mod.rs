@@ -2,6 +2,7 @@
 
 pub mod assoc_csv;
 pub mod atomic;
+pub mod entitlement;
 pub mod forecast;
 pub mod parquet;
 pub mod prometheus;

@@ -1,11 +1,13 @@
-//! Pictures of fair-share: an icicle of the association tree ([`icicle`]) and the fair-share
-//! history of chosen associations over time ([`history`]) and a forecast ([`forecast`]), as SVG or PNG.
+//! Pictures of fair-share: an icicle of the association tree ([`icicle`]), the fair-share
+//! history of chosen associations over time ([`history`]), a forecast ([`forecast`]) and the
+//! entitlement now per top-level account ([`entitlement`]), as SVG or PNG.
 //!
 //! A chart is laid out once as a [`Scene`] of rectangles, polylines, filled polygons and text in
 //! pixel coordinates; [`svg`] writes the scene as SVG text and [`raster`] paints the same scene
 //! into pixels and encodes a PNG. Text is measured with the embedded font ([`font`], a Latin subset
 //! of DejaVu Sans), which also draws the PNG's glyphs, so labels placed "where they fit" fit in both.
 
+pub mod entitlement;
 pub mod font;
 pub mod forecast;
 pub mod history;

@@ -9,6 +9,7 @@
 mod cli;
 mod config_checks;
 mod conformance;
+mod entitlement;
 mod errors;
 mod fairness;
 mod flux_and_csv;

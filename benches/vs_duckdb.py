@@ -1,0 +1,140 @@
+"""Charging job records against DuckDB: the same aggregation, timed side by side in one run.
+
+The aggregation: every job's CPU-seconds under an exact half-life decay to ``--now``, summed per
+(user, account). DuckDB runs it as SQL over ``read_parquet`` (a regexp for the CPU count of the
+TRES string, ``exp``, ``GROUP BY``); ``fairshare usage --decay exact`` charges the same file into
+data-gen's tree (no slurm.conf: a job bills its CPUs; no QOS dump: every usage factor is 1). The
+script makes the data with data-gen when it is missing (never committed), checks that the two
+agree on every association to a relative 1e-12, and prints both times and their ratio. Runs are
+interleaved (DuckDB, fairshare, DuckDB, ...) so that a busy machine slows both alike; the best of
+each is reported, and the ratio is what to compare across machines.
+
+    python3 benches/vs_duckdb.py                      # 10^6 associations, 10^7 records, 2 runs each
+    python3 benches/vs_duckdb.py --records 100000000  # issue 20's size (1.7 GB of Parquet)
+
+Run it with the project's venv (``~/.cache/fairshare-venv/bin/python``, which ``tests/run.py``
+makes; it has duckdb and pyarrow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache" / "fairshare-target"))
+NOW = 1767830400  # data-gen's histories end here (2026-01-08)
+HALF_LIFE = 7 * 86400
+
+
+def build() -> tuple[Path, Path]:
+    env = dict(os.environ, CARGO_TARGET_DIR=str(TARGET))
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "fairshare", "-p", "fairshare", "-p", "data-gen"],
+                   cwd=ROOT, env=env, check=True)
+    return TARGET / "release" / "fairshare", TARGET / "release" / "data-gen"
+
+
+def make_site(data_gen: Path, associations: int, records: int) -> Path:
+    site = TARGET / "bench-data" / f"site-{associations}-{records}"
+    if not (site / "jobs.parquet").exists():
+        print(f"making {site} with data-gen ...", file=sys.stderr)
+        subprocess.run([data_gen, "site", "--associations", str(associations), "--jobs", "1", "--records", str(records),
+                        "--out-dir", site], check=True)
+    return site
+
+
+SQL = """
+WITH jobs AS (
+    SELECT "user", account,
+           CAST(regexp_extract(tres_alloc, 'cpu=([0-9]+)', 1) AS DOUBLE) AS cpus,
+           start, least(coalesce("end", {now}), {now}) AS stop
+    FROM read_parquet('{path}')
+    WHERE start IS NOT NULL
+)
+SELECT "user", account,
+       sum(cpus / {rate} * (exp(-{rate} * ({now} - stop)) - exp(-{rate} * ({now} - start)))) AS usage
+FROM jobs
+WHERE stop > start
+GROUP BY "user", account
+"""
+
+
+def run_duckdb(jobs: Path, threads: int) -> tuple[float, dict[tuple[str, str], float]]:
+    con = duckdb.connect()
+    con.execute(f"SET threads = {threads}")
+    rate = math.log(2) / HALF_LIFE
+    began = time.perf_counter()
+    rows = con.execute(SQL.format(now=NOW, rate=repr(rate), path=jobs)).fetchall()
+    took = time.perf_counter() - began
+    return took, {(u, a): v for u, a, v in rows}
+
+
+def run_fairshare(binary: Path, site: Path, threads: int, out: Path) -> tuple[float, dict[tuple[str, str], float]]:
+    args = [binary, "--threads", str(threads), "usage", "--tree", site / "tree.parquet", "--jobs",
+            site / "jobs.parquet", "--decay", "exact", "--half-life", str(HALF_LIFE // 86400) + "-0", "--now",
+            str(NOW), "--out", out]
+    began = time.perf_counter()
+    subprocess.run(args, check=True, stderr=subprocess.DEVNULL)
+    took = time.perf_counter() - began
+    table = pq.read_table(out, columns=["user", "account", "raw_usage"]).to_pydict()
+    usage = {(u, a): v for u, a, v in zip(table["user"], table["account"], table["raw_usage"]) if u}
+    return took, usage
+
+
+def agree(ours: dict, theirs: dict) -> float:
+    """The largest relative difference over the associations; raises if a charged pair is
+    missing from either side."""
+    charged = {k for k, v in ours.items() if v != 0.0}
+    missing = (charged ^ set(theirs)) - {k for k, v in theirs.items() if v == 0.0}
+    if missing:
+        raise SystemExit(f"the two disagree on which associations are charged: {sorted(missing)[:5]} ...")
+    worst = 0.0
+    for k, v in theirs.items():
+        mine = ours.get(k, 0.0)
+        worst = max(worst, abs(mine - v) / max(abs(v), abs(mine), 1.0))
+    return worst
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--associations", type=int, default=1_000_000)
+    p.add_argument("--records", type=int, default=10_000_000)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--runs", type=int, default=2)
+    a = p.parse_args()
+
+    binary, data_gen = build()
+    site = make_site(data_gen, a.associations, a.records)
+    jobs = site / "jobs.parquet"
+    size = jobs.stat().st_size
+    duck, ours = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "usage.parquet"
+        for _ in range(a.runs):
+            t, theirs = run_duckdb(jobs, a.threads)
+            duck.append(t)
+            t, mine = run_fairshare(binary, site, a.threads, out)
+            ours.append(t)
+    worst = agree(mine, theirs)
+    if worst > 1e-12:
+        raise SystemExit(f"fairshare and DuckDB differ by {worst:.3g} (relative) on some association")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}")
+    print(f"data: {a.records} records of {a.associations} associations, {size / 1e9:.2f} GB of Parquet; "
+          f"{a.threads} threads each; agree to {worst:.1e}")
+    print(f"DuckDB {duckdb.__version__} SQL      {min(duck):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in duck)})")
+    print(f"fairshare usage --decay exact {min(ours):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in ours)})")
+    print(f"ratio (DuckDB / fairshare)    {min(duck) / min(ours):7.2f}")
+
+
+if __name__ == "__main__":
+    main()
