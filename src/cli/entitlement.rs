@@ -23,7 +23,9 @@ pub(crate) fn run(a: &EntitlementArgs) -> Result<()> {
     let site = settings.options.resolve()?;
     let (tree, e) = of_site(&site)?;
     if e.counts.unmatched > 0 {
-        eprintln!("fairshare: {} running or pending jobs match no association and are left out", e.counts.unmatched);
+        let n = e.counts.unmatched;
+        let what = if n == 1 { "job matches no association and is" } else { "jobs match no association and are" };
+        eprintln!("fairshare: {n} running or pending {what} left out");
     }
     if let Some(path) = &a.out {
         write_parquet(path, &batch(&tree, &e), metadata(&e, &site.name))?;

@@ -18,7 +18,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
-use arrow::datatypes::{Field, Schema};
 use parquet::file::metadata::KeyValue;
 
 use crate::config::Tres;
@@ -158,14 +157,7 @@ pub fn batch(tree: &AssocTree, e: &Entitlement) -> RecordBatch {
         ("deserved", Arc::new(per(&|k, r| e.deserved[k][r])), false),
         ("over", Arc::new(per(&|k, r| e.over(k, r))), false),
     ];
-    let schema = Schema::new(
-        columns
-            .iter()
-            .map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable))
-            .collect::<Vec<_>>(),
-    );
-    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a, _)| a).collect())
-        .expect("columns match their schema by construction")
+    super::parquet::named_batch(columns)
 }
 
 /// What the Parquet file's metadata records: the instant, the site and the capacity per TRES.

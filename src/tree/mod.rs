@@ -24,7 +24,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array, UInt64Array};
-use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
@@ -398,14 +397,7 @@ impl AssocTree {
             ("raw_usage", Arc::new(self.raw_usage.clone()), false),
             ("priority", Arc::new(self.priority.clone()), true),
         ];
-        let schema = Schema::new(
-            columns
-                .iter()
-                .map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable))
-                .collect::<Vec<_>>(),
-        );
-        RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a, _)| a).collect())
-            .expect("columns match their schema by construction")
+        crate::output::parquet::named_batch(columns)
     }
 
     /// The same tree with other user usage: `user_usage[row]` for every user row (account rows'
