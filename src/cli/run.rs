@@ -34,12 +34,13 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
             let site = settings.options.resolve()?;
             let observer = Terminal::new(settings.default_notes());
             let cluster = site.slurm_conf.as_ref().and_then(|c| c.cluster_name.clone()).unwrap_or_default();
-            (site.run(a.out_dir.is_some(), &observer)?, observer, cluster, Some(site))
+            // The settings keep the embedded site's files, which the report's forecast reads again.
+            (site.run(a.out_dir.is_some(), &observer)?, observer, cluster, Some((site, settings)))
         }
     };
     // Before the run directory, which takes the run's queue.
     if let Some(dir) = &a.report {
-        super::report::write_for_run(dir, &run, site.as_ref(), &a.report_parts, &observer)?;
+        super::report::write_for_run(dir, &run, site.as_ref().map(|(s, _)| s), &a.report_parts, &observer)?;
     }
     // Before the run directory, which takes the run (its stage times are the computing's).
     if let Some(path) = &a.prometheus {

@@ -244,3 +244,159 @@ fn write_file(dir: &Path, name: &str, body: &str) -> Result<()> {
 fn rows_by_id(tree: &AssocTree) -> HashMap<u64, usize> {
     tree.ids().iter().enumerate().map(|(r, &id)| (id, r)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::sshare::{Parsable, SshareOptions, write_sshare};
+    use crate::pass::{Algorithm, Params, compute};
+
+    /// Every page of the report in `dir`, (file name, text).
+    fn pages(dir: &Path) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".html"))
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The values of every `href="..."` and `src="..."` of a page.
+    fn links(page: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for attr in [" href=\"", " src=\""] {
+            let mut rest = page;
+            while let Some(k) = rest.find(attr) {
+                rest = &rest[k + attr.len()..];
+                out.push(rest[..rest.find('"').unwrap()].to_string());
+            }
+        }
+        out
+    }
+
+    /// The text of the element with `id` on a page.
+    fn by_id<'p>(page: &'p str, id: &str) -> Option<&'p str> {
+        let start = page.find(&format!("id=\"{id}\">"))? + id.len() + 6;
+        Some(&page[start..start + page[start..].find('<')?])
+    }
+
+    fn report<'a>(tree: &'a AssocTree, fs: &'a FairShare) -> Report<'a> {
+        let out = |why: &str| Part::LeftOut(why.to_string());
+        Report {
+            tree,
+            fs,
+            run: RunFacts { source: "<test>".into(), now: Some(0), parameters: vec![("x".into(), "<y>".into())] },
+            jobs: out("no queue"),
+            history: out("no history"),
+            forecast: out("no forecast"),
+            movers: out("no previous run"),
+        }
+    }
+
+    /// A tree whose names try every trick: markup, quotes, paths, controls, a long name.
+    fn hostile_tree(dir: &Path) -> AssocTree {
+        let long = "x".repeat(5000);
+        let csv = format!(
+            "id,parent_id,account,user,shares,usage\n1,,root,,1,0\n\
+             2,1,\"<script>alert(1)</script>\",,2,10\n3,2,\"<script>alert(1)</script>\",\"\"\"onmouseover=alert(2) x=\"\"\",1,5\n\
+             4,1,../../etc,,1,3\n5,4,../../etc,'</a><img src=//evil.example/x>',1,3\n6,4,../../etc,{long},1,1\n\
+             7,1,\"a\u{1}b\u{7f}c\",,1,0\n8,7,\"a\u{1}b\u{7f}c\",u&amp;,1,0\n"
+        );
+        let path = dir.join("tree.csv");
+        std::fs::write(&path, csv).unwrap();
+        AssocTree::build(crate::io::read_tree_input(&path, None).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn hostile_names_make_no_markup_and_no_paths() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tree = hostile_tree(tmp.path());
+        let fs = compute(&tree, &Params::new(Algorithm::FairTree)).unwrap();
+        let out = tmp.path().join("site");
+        let written = write_report(&out, &report(&tree, &fs), &ReportOptions::default()).unwrap();
+        assert_eq!(written.pages, tree.len() - 1);
+        let mut files: Vec<String> =
+            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        files.sort();
+        let mut expected: Vec<String> = tree.ids()[1..].iter().map(|&id| html::page_name(id)).collect();
+        expected.extend(["index.html", "report.js", "style.css", crate::output::atomic::MANIFEST].map(String::from));
+        expected.sort();
+        assert_eq!(files, expected);
+        for (name, page) in pages(&out) {
+            // Our only elements that run or load anything: the index's inline JSON and script.
+            let scripts = if name == "index.html" { 2 } else { 0 };
+            assert_eq!(page.matches("<script").count(), scripts, "{name}");
+            assert_eq!(page.matches("<img").count(), 0, "{name}");
+            assert!(!page.contains("\"onmouseover") && !page.contains("'</a>"), "{name}");
+            assert!(!page.contains('\u{1}') && !page.contains('\u{7f}') && !page.contains('\0'), "{name}");
+            assert!(!page.contains(&"x".repeat(NAME_LIMIT_TEST)), "{name}: a long name is cut");
+            assert!(page.len() < 60_000, "{name}: {} bytes", page.len());
+        }
+        let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(index.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        // The search index parses back to the names (cut), and its pages exist.
+        let json = &index[index.find("id=\"search-index\">").unwrap() + 18..];
+        let entries: Vec<(String, String, String)> = serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
+        assert!(entries.iter().any(|e| e.0 == "<script>alert(1)</script>/\"onmouseover=alert(2) x=\""), "{entries:?}");
+        assert!(entries.iter().all(|e| out.join(&e.2).is_file()));
+    }
+
+    /// More than a page shows of a long name.
+    const NAME_LIMIT_TEST: usize = 200;
+
+    #[test]
+    fn links_resolve_and_numbers_are_sshares_and_explains() {
+        for algorithm in [Algorithm::FairTree, Algorithm::Classic, Algorithm::Flux] {
+            let tree = crate::io::default_tree().unwrap();
+            let fs = compute(&tree, &Params::new(algorithm)).unwrap();
+            let tmp = tempfile::tempdir().unwrap();
+            let out = tmp.path().join("site");
+            write_report(&out, &report(&tree, &fs), &ReportOptions::default()).unwrap();
+            for (name, page) in pages(&out) {
+                for link in links(&page) {
+                    let file = link.split('#').next().unwrap();
+                    assert!(!link.contains(':') && !link.starts_with('/'), "{name}: {link}");
+                    assert!(file.is_empty() || out.join(file).is_file(), "{name}: {link}");
+                }
+            }
+            // sshare's FairShare column, row by row.
+            let mut text = Vec::new();
+            let opts = SshareOptions { parsable: Parsable::NoEnding, ..SshareOptions::default() };
+            write_sshare(&mut text, &tree, &fs, &opts).unwrap();
+            let text = String::from_utf8(text).unwrap();
+            let mut lines = text.lines();
+            let header: Vec<&str> = lines.next().unwrap().split('|').collect();
+            let col = header.iter().position(|h| *h == "FairShare").unwrap();
+            let printed: Vec<&str> = lines.map(|l| l.split('|').nth(col).unwrap()).collect();
+            assert_eq!(printed.len(), tree.len());
+            for row in (1..tree.len()).filter(|&r| tree.is_user(r)) {
+                let page = std::fs::read_to_string(out.join(html::page_name(tree.ids()[row]))).unwrap();
+                assert_eq!(by_id(&page, "fairshare"), Some(printed[row]), "{algorithm:?} row {row}");
+                assert!(page.contains(&html::escape(&crate::explain::explain(&tree, &fs, row))));
+                for p in crate::explain::path_rows(&tree, &fs, row) {
+                    assert!(page.contains(&format!("<td>{}</td>", crate::explain::num(p.norm_shares))));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_limit_leaves_the_rest_unlinked_and_says_so() {
+        let tree = crate::io::default_tree().unwrap();
+        let fs = compute(&tree, &Params::new(Algorithm::FairTree)).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("site");
+        let written = write_report(&out, &report(&tree, &fs), &ReportOptions { max_pages: 5 }).unwrap();
+        assert_eq!((written.pages, written.over_limit), (5, tree.len() - 1 - 5));
+        assert!(written.notes.iter().any(|n| n.contains("--max-pages")));
+        let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(index.contains("--max-pages"));
+        for (_, page) in pages(&out) {
+            for link in links(&page) {
+                assert!(out.join(link.split('#').next().unwrap()).is_file() || link.starts_with('#'), "{link}");
+            }
+        }
+    }
+}

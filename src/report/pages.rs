@@ -35,6 +35,9 @@ pub(super) struct Context<'a> {
     jobs_of: HashMap<usize, Vec<usize>>,
     /// Rows of the forecast's tree, by id.
     forecast_rows: HashMap<u64, usize>,
+    /// The priority terms the job tables show: those with a weight (sprio's columns), or, the
+    /// weights unknown, those nonzero for some job.
+    terms: Vec<usize>,
 }
 
 /// `s` cut to [`NAME_CHARS`] characters.
@@ -103,7 +106,18 @@ impl<'a> Context<'a> {
             }
         }
         let forecast_rows = r.forecast.shown().map(|f| rows_by_id(&f.trajectories.tree)).unwrap_or_default();
-        Context { r, paged: rows.iter().copied().collect(), ranges, jobs_of, forecast_rows }
+        let terms = r
+            .jobs
+            .shown()
+            .map(|j| {
+                let shown = |k: usize| match &j.weights {
+                    Some(w) => w[k] != 0.0,
+                    None => j.rows.iter().any(|row| row.terms[k] != 0.0),
+                };
+                (0..j.terms.len()).filter(|&k| shown(k)).collect()
+            })
+            .unwrap_or_default();
+        Context { r, paged: rows.iter().copied().collect(), ranges, jobs_of, forecast_rows, terms }
     }
 
     /// The association's name, linked to its page when it has one (the root: the index).
@@ -310,7 +324,7 @@ impl<'a> Context<'a> {
         };
         let Some(mine) = self.jobs_of.get(&row) else { return "<p>No pending jobs.</p>\n".into() };
         let mut cols: Vec<&str> = vec!["Job", "Partition", "QOS", "Priority"];
-        cols.extend(jobs.terms.iter().map(String::as_str));
+        cols.extend(self.terms.iter().map(|&k| jobs.terms[k].as_str()));
         cols.extend(["site factor", "nice"]);
         let how = if jobs.weights.is_some() {
             "each term is weight × factor = value, as <code>fairshare explain --job ID</code> prints it"
@@ -325,13 +339,14 @@ impl<'a> Context<'a> {
             let j = &jobs.rows[i];
             let _ = write!(
                 out,
-                "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td>",
+                "<tr><th scope=\"row\" class=\"id\">{}</th><td>{}</td><td>{}</td><td>{}</td>",
                 j.job_id,
                 text(&j.partition),
                 j.qos.as_deref().map_or_else(|| "(none)".into(), text),
                 j.priority
             );
-            for (k, v) in j.terms.iter().enumerate() {
+            for &k in &self.terms {
+                let v = j.terms[k];
                 match jobs.weights.as_ref().and_then(|w| w.get(k)) {
                     Some(&w) => {
                         let factor = if w != 0.0 { v / w } else { 0.0 };
