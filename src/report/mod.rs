@@ -54,6 +54,14 @@ impl<T> Part<T> {
             Part::LeftOut(_) => None,
         }
     }
+
+    /// Why the part is left out.
+    fn left_out(&self) -> Option<&str> {
+        match self {
+            Part::Shown(_) => None,
+            Part::LeftOut(why) => Some(why),
+        }
+    }
 }
 
 /// What the report says about the run itself.
@@ -176,15 +184,14 @@ fn paged_rows(tree: &AssocTree, jobs: &Part<Jobs>, ranges: &[Option<(f64, f64)>]
 ///
 /// let tree = fairshare::io::default_tree()?;
 /// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
-/// let left_out = |why: &str| Part::LeftOut(why.to_string());
 /// let report = Report {
 ///     tree: &tree,
 ///     fs: &fs,
 ///     run: RunFacts::default(),
-///     jobs: left_out("no queue"),
-///     history: left_out("no history"),
-///     forecast: left_out("no job records"),
-///     movers: left_out("no previous run"),
+///     jobs: Part::LeftOut("no queue".into()),
+///     history: Part::LeftOut("no history".into()),
+///     forecast: Part::LeftOut("no job records".into()),
+///     movers: Part::LeftOut("no previous run".into()),
 /// };
 /// let dir = tempfile::tempdir()?;
 /// let written = write_report(&dir.path().join("site"), &report, &ReportOptions::default())?;
@@ -220,16 +227,6 @@ pub fn write_report(out: &Path, report: &Report<'_>, opts: &ReportOptions) -> Re
     rows.par_iter().try_for_each(|&row| write_file(dir.path(), &html::page_name(tree.ids()[row]), &ctx.page(row)))?;
     dir.commit()?;
     Ok(ReportWritten { pages: rows.len(), over_limit, notes })
-}
-
-impl<T> Part<T> {
-    /// Why the part is left out.
-    fn left_out(&self) -> Option<&str> {
-        match self {
-            Part::Shown(_) => None,
-            Part::LeftOut(why) => Some(why),
-        }
-    }
 }
 
 /// Writes and syncs one file of the report (the directory is out of sight until its commit, so
@@ -283,15 +280,14 @@ mod tests {
     }
 
     fn report<'a>(tree: &'a AssocTree, fs: &'a FairShare) -> Report<'a> {
-        let out = |why: &str| Part::LeftOut(why.to_string());
         Report {
             tree,
             fs,
             run: RunFacts { source: "<test>".into(), now: Some(0), parameters: vec![("x".into(), "<y>".into())] },
-            jobs: out("no queue"),
-            history: out("no history"),
-            forecast: out("no forecast"),
-            movers: out("no previous run"),
+            jobs: Part::LeftOut("no queue".into()),
+            history: Part::LeftOut("no history".into()),
+            forecast: Part::LeftOut("no forecast".into()),
+            movers: Part::LeftOut("no previous run".into()),
         }
     }
 
