@@ -32,13 +32,15 @@ pub fn page_name(id: u64) -> String {
 }
 
 /// `value` as JSON to place inside a `<script>` element: `<`, `>` and `&` are written as
-/// `\u003c`-style escapes, so no `</script>` or `<!--` in a name can end the element early.
+/// `\u003c`-style escapes, so no `</script>` or `<!--` in a name can end the element early, and
+/// so are control characters (which HTML does not allow raw).
 pub fn script_json(value: &serde_json::Value) -> String {
     let text = value.to_string();
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+            // Controls (DEL and C1 included) are errors in HTML text, even inside a script.
+            c if matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') || c.is_control() => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
@@ -82,9 +84,10 @@ mod tests {
 
     #[test]
     fn json_in_a_script_cannot_close_it() {
-        let v = serde_json::json!(["</script><script>alert(1)</script>", "<!--", "a&b", "\u{2028}"]);
+        let v = serde_json::json!(["</script><script>alert(1)</script>", "<!--", "a&b", "\u{2028}", "a\u{7f}\u{85}\0"]);
         let s = script_json(&v);
         assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'), "{s}");
+        assert!(!s.chars().any(char::is_control), "{s}");
         assert_eq!(serde_json::from_str::<serde_json::Value>(&s).unwrap(), v);
     }
 

@@ -245,12 +245,20 @@ impl<'a> Context<'a> {
             );
         }
         out.push_str("</tbody></table></div>\n");
-        let _ = write!(
-            out,
-            "<details><summary>As <code>fairshare explain {}</code> prints it</summary><pre>{}</pre></details>\n",
-            escape(&cut(&shell_word(&self.who(row)))),
-            escape(&explain(t, fs, row))
-        );
+        let command = escape(&cut(&shell_word(&self.who(row))));
+        if levels.iter().any(|&r| assoc_name(t, r).chars().count() > NAME_CHARS) {
+            // Its text holds every name whole: a name of megabytes would make a page of them.
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">A name on this path is too long to print whole: <code>fairshare explain {command}</code> prints the text.</p>"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "<details><summary>As <code>fairshare explain {command}</code> prints it</summary><pre>{}</pre></details>",
+                escape(&explain(t, fs, row))
+            );
+        }
         out
     }
 
