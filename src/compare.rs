@@ -86,9 +86,7 @@ impl RunAssociations {
                 })
                 .collect(),
             shares: (0..n)
-                .map(|i| {
-                    if parent.as_boolean().value(i) { "parent".into() } else { get(shares.as_string::<i32>(), i) }
-                })
+                .map(|i| if parent.as_boolean().value(i) { "parent".into() } else { get(shares.as_string::<i32>(), i) })
                 .collect(),
             usage: usage.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
             factor: factor.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),

@@ -280,7 +280,9 @@ pub fn check_replaceable(target: &Path, kind: DirKind) -> Result<Option<Vec<Stri
     let mut lines = listed.lines();
     let first = lines.next().unwrap_or_default();
     if first != format!("fairshare {}", kind.word()) {
-        let other = [DirKind::Run, DirKind::History, DirKind::Report].into_iter().find(|k| first == format!("fairshare {}", k.word()));
+        let other = [DirKind::Run, DirKind::History, DirKind::Report]
+            .into_iter()
+            .find(|k| first == format!("fairshare {}", k.word()));
         return match other {
             Some(k) => refuse(format!("is {}; refusing to replace it with {what}", k.described())),
             None => refuse(format!("{MANIFEST} is not a fairshare manifest; refusing to replace the directory")),

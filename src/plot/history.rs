@@ -296,7 +296,9 @@ impl Snapshot {
     fn target(&self, r: usize) -> Target {
         match &self.user[r] {
             None => Target::Account(self.account[r].clone()),
-            Some(u) => Target::User { user: u.clone(), account: self.account[r].clone(), partition: self.partition[r].clone() },
+            Some(u) => {
+                Target::User { user: u.clone(), account: self.account[r].clone(), partition: self.partition[r].clone() }
+            }
         }
     }
 

@@ -8,10 +8,10 @@ use std::path::Path;
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{DataType, Float64Type, Int32Type, UInt32Type, UInt64Type};
 
+use crate::Result;
 use crate::compare::column_as;
 use crate::priority::Weights;
 use crate::tree::AssocTree;
-use crate::Result;
 
 /// One priority row of a pending job.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,16 +80,10 @@ impl Jobs {
         let priority = column_as(batch, source, "priority", DataType::UInt32)?;
         let site = column_as(batch, source, "site_factor", DataType::Int32)?;
         let nice = column_as(batch, source, "nice", DataType::Int32)?;
-        let names: Vec<(String, String)> = batch
-            .schema()
-            .fields()
-            .iter()
-            .filter_map(|f| term_name(f.name()).map(|t| (f.name().clone(), t)))
-            .collect();
-        let terms = names
-            .iter()
-            .map(|(c, _)| column_as(batch, source, c, DataType::Float64))
-            .collect::<Result<Vec<_>>>()?;
+        let names: Vec<(String, String)> =
+            batch.schema().fields().iter().filter_map(|f| term_name(f.name()).map(|t| (f.name().clone(), t))).collect();
+        let terms =
+            names.iter().map(|(c, _)| column_as(batch, source, c, DataType::Float64)).collect::<Result<Vec<_>>>()?;
         let mut by_name: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
         for r in (0..tree.len()).filter(|&r| tree.is_user(r)) {
             by_name.entry((tree.account(r), tree.user_name(r).unwrap_or_default())).or_default().push(r);
@@ -101,7 +95,11 @@ impl Jobs {
             .map(|i| {
                 let (u, a, p) = (value(user, i), value(account, i), value(partition, i));
                 let assoc = found.as_boolean().value(i).then(|| by_name.get(&(a, u))).flatten().and_then(|rows| {
-                    rows.iter().find(|&&r| tree.partition(r) == Some(p)).or_else(|| rows.iter().find(|&&r| tree.partition(r).is_none())).or(rows.first()).copied()
+                    rows.iter()
+                        .find(|&&r| tree.partition(r) == Some(p))
+                        .or_else(|| rows.iter().find(|&&r| tree.partition(r).is_none()))
+                        .or(rows.first())
+                        .copied()
                 });
                 JobRow {
                     job_id: id.as_primitive::<UInt64Type>().value(i),
@@ -118,7 +116,10 @@ impl Jobs {
             })
             .collect();
         let weights = weights.map(|w| {
-            [w.age, w.assoc, w.fairshare, w.job_size, w.partition, w.qos].into_iter().chain(w.tres.iter().map(|(_, x)| *x)).collect()
+            [w.age, w.assoc, w.fairshare, w.job_size, w.partition, w.qos]
+                .into_iter()
+                .chain(w.tres.iter().map(|(_, x)| *x))
+                .collect()
         });
         Ok(Jobs { terms: names.into_iter().map(|(_, t)| t).collect(), weights, rows })
     }

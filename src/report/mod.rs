@@ -79,9 +79,7 @@ impl RunFacts {
     /// The parameters of a `run.json` `parameters` object, in its order.
     pub fn parameters_of(json: &serde_json::Value) -> Vec<(String, String)> {
         let Some(map) = json.as_object() else { return Vec::new() };
-        map.iter()
-            .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-            .collect()
+        map.iter().map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect()
     }
 }
 
@@ -160,11 +158,17 @@ const SCRIPT: &str = include_str!("report.js");
 /// The associations that get a page, in tree order, and how many more would have had one past
 /// `max_pages`: every association but the root (the index) up to [`ALL_PAGES_UP_TO`]; beyond,
 /// the accounts with users below and the users with pending jobs.
-fn paged_rows(tree: &AssocTree, jobs: &Part<Jobs>, ranges: &[Option<(f64, f64)>], max_pages: usize) -> (Vec<usize>, usize) {
+fn paged_rows(
+    tree: &AssocTree,
+    jobs: &Part<Jobs>,
+    ranges: &[Option<(f64, f64)>],
+    max_pages: usize,
+) -> (Vec<usize>, usize) {
     let rows: Vec<usize> = if tree.len() <= ALL_PAGES_UP_TO {
         (1..tree.len()).collect()
     } else {
-        let pending: HashSet<usize> = jobs.shown().map(|j| j.rows.iter().filter_map(|r| r.assoc).collect()).unwrap_or_default();
+        let pending: HashSet<usize> =
+            jobs.shown().map(|j| j.rows.iter().filter_map(|r| r.assoc).collect()).unwrap_or_default();
         (1..tree.len()).filter(|&r| if tree.is_user(r) { pending.contains(&r) } else { ranges[r].is_some() }).collect()
     };
     let over = rows.len().saturating_sub(max_pages);
@@ -365,7 +369,8 @@ mod tests {
         assert!(index.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         // The search index parses back to the names (cut), and its pages exist.
         let json = &index[index.find("id=\"search-index\">").unwrap() + 18..];
-        let entries: Vec<(String, String, String)> = serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
+        let entries: Vec<(String, String, String)> =
+            serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
         assert!(entries.iter().any(|e| e.0 == "<script>alert(1)</script>/\"onmouseover=alert(2) x=\""), "{entries:?}");
         assert!(entries.iter().all(|e| out.join(&e.2).is_file()));
     }

@@ -169,7 +169,8 @@ impl<'a> Context<'a> {
             cols.push(lfs);
         }
         cols.push("FairShare (users) or range");
-        let mut out = format!("<div class=\"scroll\"><table>\n<caption>{}</caption>\n{}<tbody>\n", escape(caption), head(&cols));
+        let mut out =
+            format!("<div class=\"scroll\"><table>\n<caption>{}</caption>\n{}<tbody>\n", escape(caption), head(&cols));
         let total = rows.len();
         for r in rows.take(TABLE_ROWS) {
             let shares = if t.is_parent_shares(r) { "parent".to_string() } else { t.raw_shares()[r].to_string() };
@@ -203,10 +204,28 @@ impl<'a> Context<'a> {
         let cols: Vec<&str> = match algorithm {
             Algorithm::Classic => vec!["Level", "RawShares", "NormShares", "RawUsage", "NormUsage", "EffectvUsage"],
             Algorithm::FairTree => {
-                vec!["Level", "RawShares", "S (level)", "RawUsage", "U (of parent)", "Level FS", "Place", "Factors of the subtree"]
+                vec![
+                    "Level",
+                    "RawShares",
+                    "S (level)",
+                    "RawUsage",
+                    "U (of parent)",
+                    "Level FS",
+                    "Place",
+                    "Factors of the subtree",
+                ]
             }
             Algorithm::Flux => {
-                vec!["Level", "RawShares", "S (level)", "RawUsage", "U (of siblings)", "weight", "Place", "Factors of the subtree"]
+                vec![
+                    "Level",
+                    "RawShares",
+                    "S (level)",
+                    "RawUsage",
+                    "U (of siblings)",
+                    "weight",
+                    "Place",
+                    "Factors of the subtree",
+                ]
             }
         };
         let mut out = format!(
@@ -393,7 +412,8 @@ impl<'a> Context<'a> {
         if user {
             let _ = writeln!(body, "<dt>FairShare</dt><dd id=\"fairshare\">{}</dd>", num(fs.fs_factor[row]));
             if fs.rank[row] > 0 {
-                let _ = writeln!(body, "<dt>Rank</dt><dd>{} of {} user associations</dd>", fs.rank[row], t.user_count());
+                let _ =
+                    writeln!(body, "<dt>Rank</dt><dd>{} of {} user associations</dd>", fs.rank[row], t.user_count());
             }
         } else {
             let _ = writeln!(body, "<dt>Factors of its users</dt><dd>{}</dd>", range_text(self.ranges[row]));
@@ -470,10 +490,16 @@ impl<'a> Context<'a> {
             "Icicle of the association tree: each account spans the places of its users; colour shows its standing",
         ));
         body.push_str(&self.assoc_table("Top-level accounts", t.children(0), None));
-        body.push_str("</section>\n<section aria-labelledby=\"moves\"><h2 id=\"moves\">Top movers since the previous run</h2>\n");
+        body.push_str(
+            "</section>\n<section aria-labelledby=\"moves\"><h2 id=\"moves\">Top movers since the previous run</h2>\n",
+        );
         body.push_str(&self.movers());
         body.push_str("</section>\n<section aria-labelledby=\"params\"><h2 id=\"params\">The run</h2>\n");
-        let mut params = format!("<div class=\"scroll\"><table>\n<caption>Parameters of {}</caption>\n{}<tbody>\n", text(&run.source), head(&["Parameter", "Value"]));
+        let mut params = format!(
+            "<div class=\"scroll\"><table>\n<caption>Parameters of {}</caption>\n{}<tbody>\n",
+            text(&run.source),
+            head(&["Parameter", "Value"])
+        );
         for (k, v) in &run.parameters {
             let _ = writeln!(params, "<tr><th scope=\"row\">{}</th><td>{}</td></tr>", text(k), text(v));
         }

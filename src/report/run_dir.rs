@@ -53,10 +53,7 @@ pub fn read_run_dir(dir: &Path) -> Result<RunDirReport> {
     let tree = crate::io::read_tree(&path, Some(TreeFormat::Parquet))?;
     let fs = fair_share_of(&tree, &path, params)?;
     let run = RunFacts {
-        source: json
-            .as_ref()
-            .and_then(|j| j.get("source")?.as_str().map(str::to_string))
-            .unwrap_or_else(|| shown(dir)),
+        source: json.as_ref().and_then(|j| j.get("source")?.as_str().map(str::to_string)).unwrap_or_else(|| shown(dir)),
         now: parameters.get("now").and_then(serde_json::Value::as_i64),
         parameters: RunFacts::parameters_of(&parameters),
     };

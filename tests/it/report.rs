@@ -83,7 +83,8 @@ fn sshare_factors(text: &str) -> Vec<(String, String)> {
 fn fairshare_on_page(dir: &Path, name: &str) -> String {
     let index = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let json = &index[index.find("id=\"search-index\">").unwrap() + 18..];
-    let entries: Vec<(String, String, String)> = serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
+    let entries: Vec<(String, String, String)> =
+        serde_json::from_str(&json[..json.find("</script>").unwrap()]).unwrap();
     let page = &entries.iter().find(|e| e.0 == name).unwrap_or_else(|| panic!("{name} not in the index")).2;
     let text = std::fs::read_to_string(dir.join(page)).unwrap();
     let start = text.find("id=\"fairshare\">").unwrap() + 15;
