@@ -86,7 +86,8 @@ fn subtree_range(tree: &AssocTree, fs: &FairShare, row: usize) -> Option<(f64, f
     range
 }
 
-/// [`subtree_range`] of every row at once, folded up from the leaves (the tree is in
+/// The [lo, hi] range of the users' factors below every row at once (as [`path_rows`] gives
+/// them along a path), folded up from the leaves (the tree is in
 /// breadth-first order, so every child comes after its parent): for tables that show the range of
 /// many associations.
 pub fn subtree_ranges(tree: &AssocTree, fs: &FairShare) -> Vec<Option<(f64, f64)>> {

@@ -54,7 +54,6 @@ def browse(browser: str, url: str, work: Path, tag: str, extra: list[str]) -> tu
         "--disable-default-apps",
         "--disable-extensions",
         "--disable-sync",
-        "--allow-file-access-from-files",
         f"--user-data-dir={work / ('profile-' + tag)}",
         "--host-resolver-rules=MAP * ~NOTFOUND",
         f"--log-net-log={netlog}",
