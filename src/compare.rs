@@ -4,7 +4,11 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use std::collections::HashMap;
+use std::path::Path;
+
+use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow::datatypes::{DataType, Float64Type};
 
 use crate::explain::assoc_name;
 use crate::pass::{self as fs, Algorithm, FairShare, Params};
@@ -12,6 +16,117 @@ use crate::pipeline::{Observer, Silent, Site, fair_share_after_charge};
 use crate::tree::{AssocTree, TreeInput};
 use crate::usage::ChargeReport;
 use crate::{Error, Result};
+
+/// A run directory's Parquet file, whole.
+///
+/// # Errors
+/// The file cannot be read, or has no rows.
+pub fn read_rows(path: &Path) -> Result<RecordBatch> {
+    let batch = crate::io::read_parquet_whole(path)?;
+    if batch.num_rows() == 0 {
+        return Err(Error::input(path, None, "no rows"));
+    }
+    Ok(batch)
+}
+
+/// Column `name` of `batch` (read from `path`) cast to `ty`.
+///
+/// # Errors
+/// No such column, or it does not cast.
+pub fn column_as(batch: &RecordBatch, path: &Path, name: &str, ty: DataType) -> Result<ArrayRef> {
+    let a = batch.column_by_name(name).ok_or_else(|| Error::input(path, None, format!("no column {name:?}")))?;
+    arrow::compute::cast(a, &ty).map_err(|e| Error::format(path, e))
+}
+
+/// The associations of a run, as `fairshare diff` compares two: each keyed by its display name
+/// ([`assoc_name`]: `account/user@partition`), with its shares, usage and factor.
+#[derive(Debug, Clone)]
+pub struct RunAssociations {
+    /// `account`, `account/user`, with `@partition`.
+    pub key: Vec<String>,
+    /// RawShares as text, or `parent`.
+    pub shares: Vec<String>,
+    /// RawUsage.
+    pub usage: Vec<f64>,
+    /// The fair-share factor (NaN for accounts).
+    pub factor: Vec<f64>,
+}
+
+impl RunAssociations {
+    /// The associations of a run directory's `associations.parquet`.
+    ///
+    /// # Errors
+    /// The file cannot be read or lacks a column.
+    pub fn read(dir: &Path) -> Result<Self> {
+        let path = dir.join("associations.parquet");
+        let b = read_rows(&path)?;
+        let text = |n: &str| column_as(&b, &path, n, DataType::Utf8);
+        let (account, user, partition) = (text("account")?, text("user")?, text("partition")?);
+        let (account, user, partition) =
+            (account.as_string::<i32>(), user.as_string::<i32>(), partition.as_string::<i32>());
+        let shares = column_as(&b, &path, "raw_shares", DataType::Utf8)?;
+        let parent = column_as(&b, &path, "parent_shares", DataType::Boolean)?;
+        let usage = column_as(&b, &path, "raw_usage", DataType::Float64)?;
+        let factor = column_as(&b, &path, "fs_factor", DataType::Float64)?;
+        let get = |a: &StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
+        let n = b.num_rows();
+        Ok(RunAssociations {
+            key: (0..n)
+                .map(|i| {
+                    let mut k = get(account, i);
+                    if user.is_valid(i) {
+                        k.push('/');
+                        k.push_str(user.value(i));
+                    }
+                    if partition.is_valid(i) {
+                        k.push('@');
+                        k.push_str(partition.value(i));
+                    }
+                    k
+                })
+                .collect(),
+            shares: (0..n)
+                .map(|i| if parent.as_boolean().value(i) { "parent".into() } else { get(shares.as_string::<i32>(), i) })
+                .collect(),
+            usage: usage.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+            factor: factor.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+        })
+    }
+
+    /// The associations of a computed tree, as [`RunAssociations::read`] reads them back from its
+    /// run directory.
+    pub fn of(tree: &AssocTree, fs: &FairShare) -> Self {
+        let rows = 0..tree.len();
+        RunAssociations {
+            key: rows.clone().map(|r| assoc_name(tree, r)).collect(),
+            shares: rows
+                .clone()
+                .map(|r| if tree.is_parent_shares(r) { "parent".into() } else { tree.raw_shares()[r].to_string() })
+                .collect(),
+            usage: tree.raw_usage().to_vec(),
+            factor: fs.fs_factor.clone(),
+        }
+    }
+}
+
+/// The associations in both runs whose factor changed, as (row in `a`, row in `b`), largest
+/// change first (ties in `a`'s order).
+pub fn factor_changes(a: &RunAssociations, b: &RunAssociations) -> Vec<(usize, usize)> {
+    let index_b: HashMap<&str, usize> = b.key.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+    let same = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+    let mut moved: Vec<(usize, usize)> = a
+        .key
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| index_b.get(k.as_str()).map(|&j| (i, j)))
+        .filter(|&(i, j)| !same(a.factor[i], b.factor[j]))
+        .collect();
+    moved.sort_by(|x, y| {
+        let d = |p: &(usize, usize)| (b.factor[p.1] - a.factor[p.0]).abs();
+        d(y).total_cmp(&d(x)).then(x.0.cmp(&y.0))
+    });
+    moved
+}
 
 /// One variant of a comparison: its label (the text it was given as, trimmed) and the pass it
 /// runs.

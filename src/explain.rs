@@ -86,6 +86,23 @@ fn subtree_range(tree: &AssocTree, fs: &FairShare, row: usize) -> Option<(f64, f
     range
 }
 
+/// The [lo, hi] range of the users' factors below every row at once (as [`path_rows`] gives
+/// them along a path), folded up from the leaves (the tree is in
+/// breadth-first order, so every child comes after its parent): for tables that show the range of
+/// many associations.
+pub fn subtree_ranges(tree: &AssocTree, fs: &FairShare) -> Vec<Option<(f64, f64)>> {
+    let mut ranges: Vec<Option<(f64, f64)>> = (0..tree.len())
+        .map(|r| Some(fs.fs_factor[r]).filter(|f| tree.is_user(r) && !f.is_nan()).map(|f| (f, f)))
+        .collect();
+    for r in (1..tree.len()).rev() {
+        let p = tree.parents()[r] as usize;
+        if let Some((lo, hi)) = ranges[r] {
+            ranges[p] = Some(ranges[p].map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
+    }
+    ranges
+}
+
 /// 1-based place of `row` among the siblings it is ranked with (its fair-share group: a `parent`
 /// account's children are ranked among its parent's) by Level FS, highest first (users first on
 /// ties), and the number of those siblings. `parent` associations sort as the pass sorts them: a
@@ -606,6 +623,17 @@ mod tests {
                     let (a, b) = (subtree_range(&tree, &fs, x).unwrap(), subtree_range(&tree, &fs, y).unwrap());
                     assert!(x == y || a.1 <= b.0 || b.1 <= a.0, "{algorithm:?} {x} {y}: {a:?} {b:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn all_ranges_at_once_are_each_rows_range() {
+        for algorithm in [Algorithm::FairTree, Algorithm::Classic, Algorithm::Flux] {
+            let (tree, fs) = site(algorithm);
+            let all = subtree_ranges(&tree, &fs);
+            for (r, range) in all.iter().enumerate() {
+                assert_eq!(*range, subtree_range(&tree, &fs, r), "{algorithm:?} row {r}");
             }
         }
     }

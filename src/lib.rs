@@ -36,6 +36,7 @@ pub mod pass;
 pub mod pipeline;
 pub mod plot;
 pub mod priority;
+pub mod report;
 pub mod shares;
 pub mod tree;
 pub mod usage;

@@ -9,12 +9,17 @@
 3. the CLI binary and the Python package (`maturin develop --release`), both built in
    `$CARGO_TARGET_DIR` (default `~/.cache/fairshare-target`), so the wheel reuses the crate's build;
 4. the package's pytest suite (`python/tests`, which compares it with the CLI), and the run directory
-   check (`tests/python/check_run.py`: `fairshare run --out-dir` read by pyarrow, polars and DuckDB).
+   check (`tests/python/check_run.py`: `fairshare run --out-dir` read by pyarrow, polars and DuckDB);
+5. the web report in headless Chromium (`tests/python/check_report.py`: search, numbers, no console
+   error, no request outside the report; screenshots into `$FAIRSHARE_SCREENSHOTS`, default
+   `$CARGO_TARGET_DIR/report-screenshots`). Without Chromium it is skipped with a loud message,
+   unless `FAIRSHARE_REQUIRE_BROWSER` is set (CI sets it), which makes a missing browser a failure.
 
 Stops at the first failure with its exit status.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,7 +78,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         step(binary, "run", "--out-dir", Path(tmp) / "run", env=env)
         step(python, ROOT / "tests" / "python" / "check_run.py", Path(tmp) / "run", env=venv_env)
+    browser_check(binary, env)
     print("tests/run.py: all tests passed", flush=True)
+
+
+def browser_check(binary: Path, env: dict) -> None:
+    """The web report in headless Chromium, or a loud skip when there is none and none is required."""
+    found = any(shutil.which(n) for n in (env.get("CHROMIUM", ""), "chromium", "chromium-browser", "google-chrome") if n)
+    if not found:
+        if env.get("FAIRSHARE_REQUIRE_BROWSER"):
+            sys.exit("tests/run.py: failed: FAIRSHARE_REQUIRE_BROWSER is set and no Chromium is installed")
+        banner = "#" * 78
+        print(f"{banner}\n# tests/run.py: SKIPPED the browser test of the web report: no Chromium found.\n"
+              f"# Install it (apt-get install chromium) or set FAIRSHARE_REQUIRE_BROWSER=1 to make this fail.\n{banner}",
+              flush=True)
+        return
+    shots = env.get("FAIRSHARE_SCREENSHOTS", str(Path(env["CARGO_TARGET_DIR"]) / "report-screenshots"))
+    step(sys.executable, ROOT / "tests" / "python" / "check_report.py", binary, shots, env=env)
 
 
 if __name__ == "__main__":

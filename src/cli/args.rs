@@ -53,6 +53,9 @@ pub enum Command {
     /// What each association deserves of the cluster now by its shares, given its running and
     /// pending jobs (water-filled per TRES), and how far what it holds is above or below it.
     Entitlement(EntitlementArgs),
+    /// A static web report (HTML, inline SVG, no external request) from a run directory: the tree
+    /// at a glance and a page per association (why its factor, its history, pending jobs).
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -436,6 +439,39 @@ pub struct RunArgs {
     /// per-association fair-share gauges and the run's own.
     #[arg(long, value_name = "FILE.prom")]
     pub prometheus: Option<PathBuf>,
+    /// Also write the static web report of the run here (a directory, atomically), with every
+    /// user's forecast.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub report_parts: ReportPartsArgs,
+}
+
+/// What a web report adds from other runs.
+#[derive(Debug, Args)]
+pub struct ReportPartsArgs {
+    /// A fair-share history (`fairshare usage --every ... --out DIR`): a chart on every page.
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+    /// The previous run directory: the index lists the factors that moved most since.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub previous: Option<PathBuf>,
+    /// The most association pages (trees above 20000 associations get pages only for accounts
+    /// with users and users with pending jobs); the rest are named without a link.
+    #[arg(long, value_name = "N", default_value_t = 50_000)]
+    pub max_pages: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run directory (`fairshare run --out-dir`).
+    #[arg(long, value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// Where to write the report (a directory, replaced atomically if it is an earlier report).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub parts: ReportPartsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -771,7 +807,7 @@ impl Command {
                 PlotCommand::Icicle(i) => [tree(&i.tree), usage(&i.usage)].concat(),
                 PlotCommand::History(_) => Vec::new(),
             },
-            Command::Diff(_) => Vec::new(),
+            Command::Diff(_) | Command::Report(_) => Vec::new(),
             Command::Forecast(a) => [tree(&a.tree), usage(&a.usage)].concat(),
             Command::Fairness(a) => vec![("--site", a.site.as_deref()), ("--slurm-conf", a.slurm_conf.as_deref())],
             Command::Entitlement(a) => {

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::array::{Array, AsArray};
 use arrow::datatypes::{DataType, Float64Type};
-use fairshare::compare::{Variant, compare_variants_with};
+use fairshare::compare::{RunAssociations, Variant, column_as, compare_variants_with, factor_changes, read_rows};
 use fairshare::output::parquet::{version_metadata, write_parquet};
 use fairshare::{Error, Result};
 use parquet::file::metadata::KeyValue;
@@ -46,66 +46,8 @@ pub(crate) fn compare(a: &CompareArgs) -> Result<()> {
     w.write_all(text.as_bytes()).and_then(|()| w.flush()).map_err(|e| Error::io("<stdout>", e))
 }
 
-/// The association columns `diff` reads from a run's `associations.parquet`.
-struct RunAssocs {
-    key: Vec<String>,
-    shares: Vec<String>,
-    usage: Vec<f64>,
-    factor: Vec<f64>,
-}
-
-fn read_batch(path: &Path) -> Result<RecordBatch> {
-    let batch = fairshare::io::read_parquet_whole(path)?;
-    if batch.num_rows() == 0 {
-        return Err(Error::input(path, None, "no rows"));
-    }
-    Ok(batch)
-}
-
-fn column(batch: &RecordBatch, path: &Path, name: &str, ty: DataType) -> Result<ArrayRef> {
-    let a = batch.column_by_name(name).ok_or_else(|| Error::input(path, None, format!("no column {name:?}")))?;
-    arrow::compute::cast(a, &ty).map_err(|e| Error::format(path, e))
-}
-
-fn read_run(dir: &Path) -> Result<RunAssocs> {
-    let path = dir.join("associations.parquet");
-    let b = read_batch(&path)?;
-    let text = |n: &str| column(&b, &path, n, DataType::Utf8);
-    let (account, user, partition) = (text("account")?, text("user")?, text("partition")?);
-    let (account, user, partition) =
-        (account.as_string::<i32>(), user.as_string::<i32>(), partition.as_string::<i32>());
-    let shares = column(&b, &path, "raw_shares", DataType::Utf8)?;
-    let parent = column(&b, &path, "parent_shares", DataType::Boolean)?;
-    let usage = column(&b, &path, "raw_usage", DataType::Float64)?;
-    let factor = column(&b, &path, "fs_factor", DataType::Float64)?;
-    let get =
-        |a: &arrow::array::StringArray, i: usize| if a.is_valid(i) { a.value(i).to_string() } else { String::new() };
-    let n = b.num_rows();
-    Ok(RunAssocs {
-        key: (0..n)
-            .map(|i| {
-                let mut k = get(account, i);
-                if user.is_valid(i) {
-                    k.push('/');
-                    k.push_str(user.value(i));
-                }
-                if partition.is_valid(i) {
-                    k.push('@');
-                    k.push_str(partition.value(i));
-                }
-                k
-            })
-            .collect(),
-        shares: (0..n)
-            .map(|i| if parent.as_boolean().value(i) { "parent".into() } else { get(shares.as_string::<i32>(), i) })
-            .collect(),
-        usage: usage.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
-        factor: factor.as_primitive::<Float64Type>().iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
-    })
-}
-
 pub(crate) fn diff(a: &DiffArgs) -> Result<()> {
-    let (ra, rb) = (read_run(&a.run_a)?, read_run(&a.run_b)?);
+    let (ra, rb) = (RunAssociations::read(&a.run_a)?, RunAssociations::read(&a.run_b)?);
     let index_b: HashMap<&str, usize> = rb.key.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
     let index_a: HashMap<&str, usize> = ra.key.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
     let mut text = String::new();
@@ -147,17 +89,13 @@ pub(crate) fn diff(a: &DiffArgs) -> Result<()> {
     for &&(i, j) in used.iter().take(a.top) {
         let _ = writeln!(text, "  {:<40} RawUsage {:.0} → {:.0}", ra.key[i], ra.usage[i], rb.usage[j]);
     }
-    let mut moved: Vec<&(usize, usize)> = common.iter().filter(|(i, j)| !same(ra.factor[*i], rb.factor[*j])).collect();
-    moved.sort_by(|x, y| {
-        let d = |p: &(usize, usize)| (rb.factor[p.1] - ra.factor[p.0]).abs();
-        d(y).total_cmp(&d(x)).then(x.0.cmp(&y.0))
-    });
+    let moved = factor_changes(&ra, &rb);
     let _ = writeln!(
         text,
         "\n{}, largest first:",
         count(moved.len(), "fair-share factor change", "fair-share factor changes")
     );
-    for &&(i, j) in moved.iter().take(a.top) {
+    for &(i, j) in moved.iter().take(a.top) {
         let _ = writeln!(
             text,
             "  {:<40} {} → {} ({:+.6}); RawUsage {:.0} → {:.0}",
@@ -172,11 +110,11 @@ pub(crate) fn diff(a: &DiffArgs) -> Result<()> {
     let (ja, jb) = (a.run_a.join("jobs.parquet"), a.run_b.join("jobs.parquet"));
     if ja.exists() && jb.exists() {
         let prio = |p: &Path| -> Result<HashMap<String, f64>> {
-            let b = read_batch(p)?;
-            let id = column(&b, p, "job_id", DataType::Utf8)?;
-            let part = column(&b, p, "partition", DataType::Utf8)?;
-            let qos = column(&b, p, "qos", DataType::Utf8)?;
-            let pr = column(&b, p, "priority", DataType::Float64)?;
+            let b = read_rows(p)?;
+            let id = column_as(&b, p, "job_id", DataType::Utf8)?;
+            let part = column_as(&b, p, "partition", DataType::Utf8)?;
+            let qos = column_as(&b, p, "qos", DataType::Utf8)?;
+            let pr = column_as(&b, p, "priority", DataType::Float64)?;
             let (id, part, qos) = (id.as_string::<i32>(), part.as_string::<i32>(), qos.as_string::<i32>());
             let pr = pr.as_primitive::<Float64Type>();
             Ok((0..b.num_rows())

@@ -9,6 +9,7 @@ mod fairness;
 mod forecast;
 mod plot;
 mod progress;
+mod report;
 mod run;
 mod settings;
 mod shares;
@@ -157,6 +158,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Entitlement(a) => entitlement::run(&a),
         Command::Fairness(a) => fairness::run(&a),
         Command::Forecast(a) => forecast::run(&a),
+        Command::Report(a) => report::run(&a),
         Command::Sprio(a) => {
             let queue = load_queue(&a.tree, &a.queue)?;
             let (queue, qos_missing) = (queue.queue, queue.qos_missing);

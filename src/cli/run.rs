@@ -20,22 +20,28 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
     if let Some(dir) = &a.out_dir {
         check_replaceable(dir, DirKind::Run)?;
     }
-    let (run, observer, cluster) = match &a.flux_db {
+    super::report::check_run_flags(a.report.as_deref(), &a.report_parts)?;
+    let (run, observer, cluster, site) = match &a.flux_db {
         Some(db) => {
             // The database is the whole site: no site file, embedded or given.
             let o = super::settings::flags(&a.tree, &a.usage)?;
             let observer = Terminal::new(Vec::new());
             let run = run_flux_db(db, o.now()?, o.params(None), a.out_dir.is_some(), a.write_back, &observer)?;
-            (run, observer, String::new())
+            (run, observer, String::new(), None)
         }
         None => {
             let settings = Settings::new(&a.tree, &a.usage, Some((a.pending.as_deref(), a.pending_format)))?;
             let site = settings.options.resolve()?;
             let observer = Terminal::new(settings.default_notes());
             let cluster = site.slurm_conf.as_ref().and_then(|c| c.cluster_name.clone()).unwrap_or_default();
-            (site.run(a.out_dir.is_some(), &observer)?, observer, cluster)
+            // The settings keep the embedded site's files, which the report's forecast reads again.
+            (site.run(a.out_dir.is_some(), &observer)?, observer, cluster, Some((site, settings)))
         }
     };
+    // Before the run directory, which takes the run's queue.
+    if let Some(dir) = &a.report {
+        super::report::write_for_run(dir, &run, site.as_ref().map(|(s, _)| s), &a.report_parts, &observer)?;
+    }
     // Before the run directory, which takes the run (its stage times are the computing's).
     if let Some(path) = &a.prometheus {
         write_textfile(path, &run, cluster)?;

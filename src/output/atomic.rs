@@ -28,6 +28,8 @@ pub enum DirKind {
     Run,
     /// `usage --every/--at --out`: one Parquet file per instant, partitioned by date.
     History,
+    /// `report --out` and `run --report`: a static web site.
+    Report,
 }
 
 impl DirKind {
@@ -36,6 +38,7 @@ impl DirKind {
         match self {
             DirKind::Run => "run",
             DirKind::History => "history",
+            DirKind::Report => "report",
         }
     }
 
@@ -43,6 +46,7 @@ impl DirKind {
         match self {
             DirKind::Run => "a fairshare run directory",
             DirKind::History => "a fairshare usage history",
+            DirKind::Report => "a fairshare web report",
         }
     }
 }
@@ -276,7 +280,9 @@ pub fn check_replaceable(target: &Path, kind: DirKind) -> Result<Option<Vec<Stri
     let mut lines = listed.lines();
     let first = lines.next().unwrap_or_default();
     if first != format!("fairshare {}", kind.word()) {
-        let other = [DirKind::Run, DirKind::History].into_iter().find(|k| first == format!("fairshare {}", k.word()));
+        let other = [DirKind::Run, DirKind::History, DirKind::Report]
+            .into_iter()
+            .find(|k| first == format!("fairshare {}", k.word()));
         return match other {
             Some(k) => refuse(format!("is {}; refusing to replace it with {what}", k.described())),
             None => refuse(format!("{MANIFEST} is not a fairshare manifest; refusing to replace the directory")),

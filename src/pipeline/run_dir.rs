@@ -123,6 +123,25 @@ fn describe_input(role: &str, path: &Path) -> Result<serde_json::Value> {
 }
 
 impl Run {
+    /// The run's parameters as `run.json` holds them: the pass's, the evaluation time, the usage
+    /// stage's and the what-if edits.
+    pub fn parameters(&self) -> serde_json::Value {
+        let p = self.fair_share.params;
+        let mut parameters = serde_json::json!({
+            "algorithm": p.algorithm.name(),
+            "dampening": p.dampening,
+            "depth_oblivious": p.depth_oblivious,
+            "now": self.now,
+        });
+        for kv in &self.metadata {
+            let key = kv.key.strip_prefix("fairshare.").filter(|k| *k != "jobs" && *k != "now");
+            if let (Some(key), Some(v)) = (key, &kv.value) {
+                parameters[key] = typed(v);
+            }
+        }
+        parameters
+    }
+
     /// Writes the run directory `out_dir` atomically: it appears whole or not at all, and
     /// replaces only an earlier run directory of ours.
     ///
@@ -166,23 +185,10 @@ impl Run {
         }
         self.stages.finish("write", || out_dir.display().to_string(), observer);
 
-        let p = self.fair_share.params;
-        let mut parameters = serde_json::json!({
-            "algorithm": p.algorithm.name(),
-            "dampening": p.dampening,
-            "depth_oblivious": p.depth_oblivious,
-            "now": self.now,
-        });
-        for kv in &self.metadata {
-            let key = kv.key.strip_prefix("fairshare.").filter(|k| *k != "jobs" && *k != "now");
-            if let (Some(key), Some(v)) = (key, &kv.value) {
-                parameters[key] = typed(v);
-            }
-        }
         let run_json = serde_json::json!({
             "fairshare_version": env!("CARGO_PKG_VERSION"),
             "source": self.source,
-            "parameters": parameters,
+            "parameters": self.parameters(),
             "inputs": self.inputs,
             "rows": rows,
             "timings_s": self.stages.json(),

@@ -1,34 +1,68 @@
 //! A forecast's trajectory ([`crate::forecast`]) as a chart: the association's fair-share factor
-//! from now to the horizon, with the target as a level line.
+//! from now to the horizon, with the target as a level line. One [`Forecast`] or one row of
+//! [`crate::forecast::Trajectories`] (a report's user pages) draw alike ([`trajectory_chart`]).
 
 use super::Scene;
 use super::history::{LineChart, Series, line_chart};
 use crate::forecast::{Assume, Forecast};
+use crate::pass::Algorithm;
+
+/// One association's trajectory, as a chart draws it.
+#[derive(Clone, Debug)]
+pub struct Trajectory<'a> {
+    /// `USER@ACCOUNT`.
+    pub association: &'a str,
+    /// What the forecast assumes.
+    pub assume: Assume,
+    /// Epoch seconds.
+    pub times: Vec<i64>,
+    /// The factor at each instant.
+    pub values: Vec<f64>,
+    /// The factor sought, drawn as a level line.
+    pub target: f64,
+    /// When the target is first reached (`None`: not within the horizon).
+    pub reached_at: Option<i64>,
+    /// The pass.
+    pub algorithm: Algorithm,
+}
 
 /// The chart of `f`'s trajectory, `width` pixels wide.
 pub fn forecast_chart(f: &Forecast, width: u32) -> Scene {
-    let times: Vec<i64> = f.trajectory.iter().map(|p| p.at).collect();
+    let t = Trajectory {
+        association: &f.association,
+        assume: f.assume,
+        times: f.trajectory.iter().map(|p| p.at).collect(),
+        values: f.trajectory.iter().map(|p| p.fs_factor).collect(),
+        target: f.target,
+        reached_at: f.reached_at,
+        algorithm: f.algorithm,
+    };
+    trajectory_chart(&t, width)
+}
+
+/// The chart of one trajectory, `width` pixels wide.
+pub fn trajectory_chart(t: &Trajectory<'_>, width: u32) -> Scene {
     let series = [
+        Series { name: t.association.to_string(), times: t.times.clone(), values: t.values.clone(), band: None },
         Series {
-            name: f.association.clone(),
-            times: times.clone(),
-            values: f.trajectory.iter().map(|p| p.fs_factor).collect(),
+            name: format!("target {}", t.target),
+            values: vec![t.target; t.times.len()],
+            times: t.times.clone(),
             band: None,
         },
-        Series { name: format!("target {}", f.target), values: vec![f.target; times.len()], times, band: None },
     ];
-    let reached = match f.reached_at {
-        Some(t) => format!("target reached {}", crate::output::iso_utc(t)),
+    let reached = match t.reached_at {
+        Some(at) => format!("target reached {}", crate::output::iso_utc(at)),
         None => "target not reached".to_string(),
     };
-    let assumption = match f.assume {
-        Assume::Idle => "no new usage anywhere".to_string(),
-        Assume::Steady => "everyone goes on at their rate of the last window".to_string(),
+    let assumption = match t.assume {
+        Assume::Idle => "no new usage anywhere",
+        Assume::Steady => "everyone goes on at their rate of the last window",
     };
     let opts = LineChart {
         width,
-        title: format!("Fair-share forecast of {}, {reached}", f.association),
-        subtitle: format!("{}. Assuming {assumption}; one point per instant of the forecast.", f.algorithm.title()),
+        title: format!("Fair-share forecast of {}, {reached}", t.association),
+        subtitle: format!("{}. Assuming {assumption}; one point per instant of the forecast.", t.algorithm.title()),
         y_label: "fair-share factor".into(),
         unit_range: true,
         notes: Vec::new(),

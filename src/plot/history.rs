@@ -94,6 +94,10 @@ struct Snapshot {
     partition: Vec<Option<String>>,
     /// The metric; NaN where null.
     value: Vec<f64>,
+    /// The first row of each association (what [`Snapshot::find`] looks up, once per chart).
+    rows: HashMap<Target, usize>,
+    /// Min, max and mean of the metric over the users below each row (`fs_factor` only).
+    below: Vec<Option<(f64, f64, f64)>>,
 }
 
 /// The history read from a directory, for one metric.
@@ -102,6 +106,45 @@ pub struct History {
     dir: PathBuf,
     metric: Metric,
     snapshots: Vec<Snapshot>,
+    /// The associations by the names [`History::series`] takes, each with the place it is first
+    /// seen (snapshot by snapshot, row by row), so a report's thousands of charts each find their
+    /// association without reading every snapshot.
+    names: Names,
+}
+
+/// The associations of a history by name.
+#[derive(Clone, Debug, Default)]
+struct Names {
+    accounts: HashMap<String, usize>,
+    users: HashMap<String, Vec<(usize, Target)>>,
+    user_accounts: HashMap<(String, String), Vec<(usize, Target)>>,
+}
+
+impl Names {
+    fn of(snapshots: &[Snapshot]) -> Self {
+        let mut names = Names::default();
+        let mut seen: HashMap<Target, usize> = HashMap::new();
+        for s in snapshots {
+            for r in 0..s.id.len() {
+                let t = s.target(r);
+                if seen.contains_key(&t) {
+                    continue;
+                }
+                let k = seen.len();
+                seen.insert(t.clone(), k);
+                match &t {
+                    Target::Account(a) => {
+                        names.accounts.insert(a.clone(), k);
+                    }
+                    Target::User { user, account, .. } => {
+                        names.users.entry(user.clone()).or_default().push((k, t.clone()));
+                        names.user_accounts.entry((user.clone(), account.clone())).or_default().push((k, t.clone()));
+                    }
+                }
+            }
+        }
+        names
+    }
 }
 
 /// A line to draw: its name and a value (NaN for a gap) at every instant, with an optional
@@ -235,7 +278,10 @@ fn read_snapshot(path: &Path, metric: Metric) -> Result<Snapshot> {
             None => vec![None; batch.num_rows()],
         },
         value: value.as_primitive::<Float64Type>().iter().map(|x| x.unwrap_or(f64::NAN)).collect(),
-    })
+        rows: HashMap::new(),
+        below: Vec::new(),
+    }
+    .indexed(metric))
 }
 
 /// What a name asks for.
@@ -246,35 +292,73 @@ enum Target {
 }
 
 impl Snapshot {
-    fn find(&self, t: &Target) -> Option<usize> {
-        (0..self.id.len()).find(|&r| match t {
-            Target::Account(a) => self.user[r].is_none() && &self.account[r] == a,
-            Target::User { user, account, partition } => {
-                self.user[r].as_ref() == Some(user) && &self.account[r] == account && &self.partition[r] == partition
+    /// The association of `row`.
+    fn target(&self, r: usize) -> Target {
+        match &self.user[r] {
+            None => Target::Account(self.account[r].clone()),
+            Some(u) => {
+                Target::User { user: u.clone(), account: self.account[r].clone(), partition: self.partition[r].clone() }
             }
-        })
+        }
+    }
+
+    /// The snapshot with its lookups: the first row of each association and, for `fs_factor`,
+    /// every row's users' min, max and mean, folded up the tree once.
+    fn indexed(mut self, metric: Metric) -> Self {
+        let n = self.id.len();
+        let mut rows = HashMap::with_capacity(n);
+        for r in 0..n {
+            rows.entry(self.target(r)).or_insert(r);
+        }
+        self.rows = rows;
+        if metric == Metric::FsFactor {
+            let row_of: HashMap<u64, usize> = self.id.iter().enumerate().map(|(r, &id)| (id, r)).collect();
+            let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+            for (r, p) in self.parent.iter().enumerate() {
+                if let Some(&pr) = p.as_ref().and_then(|p| row_of.get(p)) {
+                    children[pr].push(r);
+                }
+            }
+            // (lo, hi, sum, count) below each row, children before parents (an explicit
+            // post-order: a deep tree must not overflow the stack).
+            let mut acc: Vec<(f64, f64, f64, usize)> = vec![(f64::MAX, f64::MIN, 0.0, 0); n];
+            let mut done = vec![false; n];
+            for root in 0..n {
+                let mut stack = vec![(root, false)];
+                while let Some((r, expanded)) = stack.pop() {
+                    if done[r] {
+                        continue;
+                    }
+                    if !expanded {
+                        stack.push((r, true));
+                        stack.extend(children[r].iter().filter(|&&c| !done[c]).map(|&c| (c, false)));
+                        continue;
+                    }
+                    done[r] = true;
+                    let mut a = (f64::MAX, f64::MIN, 0.0, 0);
+                    if self.user[r].is_some() && !self.value[r].is_nan() {
+                        let v = self.value[r];
+                        a = (v, v, v, 1);
+                    }
+                    for &c in &children[r] {
+                        let b = acc[c];
+                        a = (a.0.min(b.0), a.1.max(b.1), a.2 + b.2, a.3 + b.3);
+                    }
+                    acc[r] = a;
+                }
+            }
+            self.below = acc.into_iter().map(|(lo, hi, sum, k)| (k > 0).then(|| (lo, hi, sum / k as f64))).collect();
+        }
+        self
+    }
+
+    fn find(&self, t: &Target) -> Option<usize> {
+        self.rows.get(t).copied()
     }
 
     /// Min, max and mean of the metric over the users below `row`.
     fn users_below(&self, row: usize) -> Option<(f64, f64, f64)> {
-        let mut children: HashMap<u64, Vec<usize>> = HashMap::new();
-        for (r, p) in self.parent.iter().enumerate() {
-            if let Some(p) = p {
-                children.entry(*p).or_default().push(r);
-            }
-        }
-        let (mut lo, mut hi, mut sum, mut n) = (f64::MAX, f64::MIN, 0.0, 0usize);
-        let mut stack = vec![row];
-        while let Some(r) = stack.pop() {
-            if self.user[r].is_some() && !self.value[r].is_nan() {
-                let v = self.value[r];
-                (lo, hi, sum, n) = (lo.min(v), hi.max(v), sum + v, n + 1);
-            }
-            if let Some(c) = children.get(&self.id[r]) {
-                stack.extend(c);
-            }
-        }
-        (n > 0).then(|| (lo, hi, sum / n as f64))
+        self.below.get(row).copied().flatten()
     }
 }
 
@@ -287,7 +371,8 @@ impl History {
         let paths = history_files(dir)?;
         let mut snapshots = paths.iter().map(|p| read_snapshot(p, metric)).collect::<Result<Vec<_>>>()?;
         snapshots.sort_by_key(|s| s.at);
-        Ok(History { dir: dir.to_path_buf(), metric, snapshots })
+        let names = Names::of(&snapshots);
+        Ok(History { dir: dir.to_path_buf(), metric, snapshots, names })
     }
 
     /// The instants, in order.
@@ -298,32 +383,17 @@ impl History {
     /// What `name` asks for: `USER@ACCOUNT` (with `:PARTITION` when the user has several), an
     /// account, or a user (one target per account the user is in).
     fn targets(&self, name: &str) -> Result<Vec<Target>> {
-        let mut found: Vec<Target> = Vec::new();
-        for s in &self.snapshots {
-            for r in 0..s.id.len() {
-                let t = match &s.user[r] {
-                    None => Target::Account(s.account[r].clone()),
-                    Some(u) => Target::User {
-                        user: u.clone(),
-                        account: s.account[r].clone(),
-                        partition: s.partition[r].clone(),
-                    },
-                };
-                let hit = match (&t, name.split_once('@')) {
-                    (Target::Account(a), None) => a == name,
-                    (Target::User { user, .. }, None) => user == name,
-                    (Target::User { user, account, .. }, Some((u, a))) => user == u && account == a,
-                    (Target::Account(_), Some(_)) => false,
-                };
-                if hit && !found.contains(&t) {
-                    found.push(t);
-                }
-            }
-        }
+        let n = &self.names;
         // An account name wins over a user of the same name.
-        if found.iter().any(|t| matches!(t, Target::Account(_))) {
-            found.retain(|t| matches!(t, Target::Account(_)));
-        }
+        let mut found: Vec<(usize, Target)> = match name.split_once('@') {
+            None => match n.accounts.get(name) {
+                Some(&k) => vec![(k, Target::Account(name.to_string()))],
+                None => n.users.get(name).cloned().unwrap_or_default(),
+            },
+            Some((u, a)) => n.user_accounts.get(&(u.to_string(), a.to_string())).cloned().unwrap_or_default(),
+        };
+        found.sort_by_key(|(k, _)| *k);
+        let found: Vec<Target> = found.into_iter().map(|(_, t)| t).collect();
         if found.is_empty() {
             return Err(Error::Usage(format!(
                 "no association {name:?} in {}: give an account, USER or USER@ACCOUNT",

@@ -23,6 +23,7 @@ mod plot;
 mod priority;
 mod prometheus;
 mod reliability;
+mod report;
 mod run;
 mod sacct_json;
 mod safety;
