@@ -157,7 +157,7 @@ pub fn batch(tree: &AssocTree, e: &Entitlement) -> RecordBatch {
         ("deserved", Arc::new(per(&|k, r| e.deserved[k][r])), false),
         ("over", Arc::new(per(&|k, r| e.over(k, r))), false),
     ];
-    super::parquet::named_batch(columns)
+    crate::tree::named_batch(columns)
 }
 
 /// What the Parquet file's metadata records: the instant, the site and the capacity per TRES.

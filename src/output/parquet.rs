@@ -36,17 +36,6 @@ use crate::tree::{AssocTree, AssocTres};
 /// Version of the association Parquet schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: &str = "1";
 
-/// A record batch of `(name, column, nullable)` triples, its schema taken from the columns.
-///
-/// # Panics
-/// If the columns differ in length: callers build them from one row count.
-pub fn named_batch(columns: Vec<(&str, ArrayRef, bool)>) -> RecordBatch {
-    let fields: Vec<Field> =
-        columns.iter().map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable)).collect();
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns.into_iter().map(|(_, a, _)| a).collect())
-        .expect("columns of one length match their schema by construction")
-}
-
 /// The per-association result columns as one record batch, rows in the tree's breadth-first order.
 /// Values the emulated system leaves unset are null. The result columns are copied;
 /// [`into_association_batch`] moves them.

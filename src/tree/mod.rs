@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::{Array, ArrayRef, BooleanArray, Float64Array, StringArray, UInt32Array, UInt64Array};
+use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
@@ -397,7 +398,7 @@ impl AssocTree {
             ("raw_usage", Arc::new(self.raw_usage.clone()), false),
             ("priority", Arc::new(self.priority.clone()), true),
         ];
-        crate::output::parquet::named_batch(columns)
+        named_batch(columns)
     }
 
     /// The same tree with other user usage: `user_usage[row]` for every user row (account rows'
@@ -447,4 +448,15 @@ impl AssocTree {
     pub fn parent_id(&self, row: usize) -> Option<u64> {
         (row > 0).then(|| self.id.value(self.parent.value(row) as usize))
     }
+}
+
+/// A record batch of `(name, column, nullable)` triples, its schema taken from the columns.
+///
+/// # Panics
+/// If the columns differ in length: callers build them from one row count.
+pub(crate) fn named_batch(columns: Vec<(&str, ArrayRef, bool)>) -> RecordBatch {
+    let fields: Vec<Field> =
+        columns.iter().map(|(name, a, nullable)| Field::new(*name, a.data_type().clone(), *nullable)).collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns.into_iter().map(|(_, a, _)| a).collect())
+        .expect("columns of one length match their schema by construction")
 }

@@ -252,7 +252,10 @@ fn a_tiny_site_deserves_what_hand_water_filling_gives() {
     let args = [&base[..], &["--pending", &pending, "--json", "--plot", svg.to_str().unwrap()]].concat();
     let out = fairshare([&args[..], &["--out", parquet.to_str().unwrap()]].concat());
     let json: serde_json::Value = serde_json::from_str(&stdout_of(&out)).expect("JSON");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("1 running or pending jobs match no association"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("1 running or pending job matches no association and is left out")
+    );
     assert_eq!(json["capacity"]["cpu"], 16);
     assert_eq!(json["capacity"]["gres/gpu"], 4);
     let of = |who: &str, tres: &str| -> [f64; 4] {
