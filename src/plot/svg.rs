@@ -4,7 +4,8 @@ use std::fmt::Write;
 
 use super::{Anchor, Color, Item, Scene, font};
 
-/// Escapes text for XML content and attribute values.
+/// Escapes text for XML and HTML content and quoted attribute values (SVG is inlined in the web
+/// report's pages): `& < > " '` as entities, controls but tab and newlines as U+FFFD.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -13,6 +14,7 @@ pub fn escape(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
             // C0 controls are not allowed in XML 1.0 at all, DEL and C1 are discouraged in XML
             // and errors in HTML (where the SVG may be inlined).
             c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),

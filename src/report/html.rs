@@ -5,25 +5,10 @@
 
 use std::fmt::Write;
 
-/// Escapes text for HTML content and quoted attribute values: `& < > " '` as entities, and the
-/// characters HTML does not allow in text (NUL and other C0/C1 controls but tab and newlines,
-/// lone surrogates cannot occur in a `str`) as U+FFFD.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' => out.push(c),
-            c if c.is_control() => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for HTML content and quoted attribute values: SVG's escaping
+/// ([`crate::plot::svg::escape`]), which pages and their inline charts share, so that `& < > " '`
+/// become entities and the controls HTML does not allow become U+FFFD.
+pub use crate::plot::svg::escape;
 
 /// The file name of an association's page: from its id, never its name, so no name can reach
 /// outside the report or collide with another page.

@@ -249,7 +249,7 @@ fn elements<'a>(svg: &'a str, tag: &str) -> Vec<(&'a str, &'a str)> {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&")
+    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
 }
 
 /// The SVG's texts as (x, baseline, content).
