@@ -22,16 +22,8 @@ type Choice = (u16, bool, usize, usize);
 /// demand by record id.
 fn gen_tree(choices: &[Choice]) -> (Vec<AssocRecord>, HashMap<u64, f64>) {
     let rec = |id: u64, parent_id: Option<u64>, account: String, user: Option<String>, shares| AssocRecord {
-        id,
-        parent_id,
-        account,
         user,
-        partition: None,
-        shares,
-        usage: 0.0,
-        priority: None,
-        grp_tres_mins: None,
-        line: id,
+        ..AssocRecord::account(id, parent_id, account, shares, id)
     };
     let mut records = vec![rec(1, None, "root".into(), None, Shares::Value(1))];
     let mut accounts: Vec<(usize, u32)> = vec![(0, 0)];
