@@ -9,6 +9,7 @@
 //!
 //! [`write()`] produces the canonical form of these columns, which [`read`] reads back unchanged.
 
+use parquet::arrow::ProjectionMask;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -58,7 +59,7 @@ pub fn read_columns(path: &Path) -> Result<TreeColumns> {
         // (joining all parts at the end held the file twice). The first bad row in the file is the
         // one reported.
         let read_group = |g: usize| -> Result<[ArrayRef; 10]> {
-            let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize)?;
+            let reader = group_reader(path, &metadata, g, groups[g].num_rows().max(0) as usize, ProjectionMask::all())?;
             let mut parts = Vec::new();
             let mut row = first_row[g];
             for batch in reader {

@@ -19,6 +19,7 @@ use crate::io::read::time::check_time;
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::ExactSum;
+use super::pair_index::{self, PairIndex};
 use super::tres::TresSums;
 use super::{ExactDecay, JobRef, SlurmDecay};
 
@@ -221,89 +222,9 @@ impl ChargeReport {
     }
 }
 
-/// Bytes of a (user, account) pair stored inside the table's bucket: a lookup of a short pair
-/// then touches one cache line instead of following two pointers.
-const INLINE_PAIR: usize = 46;
-
-/// A (user, account) pair as the lookup stores it: the user's bytes then the account's.
-#[derive(PartialEq, Eq)]
-enum PairKey {
-    Inline { user_len: u8, len: u8, bytes: [u8; INLINE_PAIR] },
-    Heap { user_len: usize, bytes: Box<[u8]> },
-}
-
-impl PairKey {
-    fn new(user: &str, account: &str) -> Self {
-        let total = user.len() + account.len();
-        if total <= INLINE_PAIR {
-            let mut bytes = [0u8; INLINE_PAIR];
-            bytes[..user.len()].copy_from_slice(user.as_bytes());
-            bytes[user.len()..total].copy_from_slice(account.as_bytes());
-            PairKey::Inline { user_len: user.len() as u8, len: total as u8, bytes }
-        } else {
-            PairKey::Heap { user_len: user.len(), bytes: [user.as_bytes(), account.as_bytes()].concat().into() }
-        }
-    }
-
-    /// (user, account) bytes.
-    fn parts(&self) -> (&[u8], &[u8]) {
-        match self {
-            PairKey::Inline { user_len, len, bytes } => bytes[..usize::from(*len)].split_at(usize::from(*user_len)),
-            PairKey::Heap { user_len, bytes } => bytes.split_at(*user_len),
-        }
-    }
-}
-
-/// A borrowed (user, account) pair that finds a [`PairKey`] without allocating.
-struct PairRef<'a> {
-    user: &'a str,
-    account: &'a str,
-}
-
-/// The one hashing of a pair, for both forms.
-fn hash_pair<H: std::hash::Hasher>(user: &[u8], account: &[u8], h: &mut H) {
-    h.write(user);
-    h.write_u8(0xff);
-    h.write(account);
-}
-
-impl std::hash::Hash for PairKey {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let (user, account) = self.parts();
-        hash_pair(user, account, h);
-    }
-}
-
-impl std::hash::Hash for PairRef<'_> {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        hash_pair(self.user.as_bytes(), self.account.as_bytes(), h);
-    }
-}
-
-impl hashbrown::Equivalent<PairKey> for PairRef<'_> {
-    fn equivalent(&self, key: &PairKey) -> bool {
-        key.parts() == (self.user.as_bytes(), self.account.as_bytes())
-    }
-}
-
-/// The associations of one (user, account): the partition-less one and the per-partition ones.
-#[derive(Default)]
-struct PairAssocs {
-    any: Option<u32>,
-    by_partition: Vec<(Box<str>, u32)>,
-}
-
-impl PairAssocs {
-    /// The association for `partition`, falling back on the partition-less one, as slurmctld
-    /// resolves a job.
-    fn find(&self, partition: &str) -> Option<u32> {
-        self.by_partition.iter().find(|(p, _)| &**p == partition).map(|&(_, r)| r).or(self.any)
-    }
-}
-
 /// What every charging worker shares: the association lookup, the site and the decay model.
 pub struct ChargeContext<'a> {
-    pairs: hashbrown::HashMap<PairKey, PairAssocs, foldhash::fast::FixedState>,
+    pairs: PairIndex,
     rows: usize,
     conf: Option<&'a SlurmConf>,
     qos: Option<&'a QosTable>,
@@ -322,16 +243,13 @@ impl<'a> ChargeContext<'a> {
     /// A context for the user associations of `input`. Without a slurm.conf, every job is billed
     /// its allocated CPUs; without a QOS table, usage factors are 1.
     pub fn new(input: &TreeInput, conf: Option<&'a SlurmConf>, qos: Option<&'a QosTable>, model: DecayModel) -> Self {
-        let mut pairs = hashbrown::HashMap::with_hasher(foldhash::fast::FixedState::default());
-        for (i, r) in input.records.iter().enumerate() {
-            let Some(user) = &r.user else { continue };
-            let key = PairKey::new(user, &r.account);
-            let entry: &mut PairAssocs = pairs.entry(key).or_default();
-            match &r.partition {
-                Some(p) => entry.by_partition.push((p.as_str().into(), i as u32)),
-                None => entry.any = Some(i as u32),
-            }
-        }
+        let users: Vec<_> = input
+            .records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.user.as_deref().map(|u| (i as u32, u, r.account.as_str(), r.partition.as_deref())))
+            .collect();
+        let pairs = PairIndex::new(&users);
         // slurmctld keeps per-TRES usage and run times only when it enforces limits.
         let tres = conf.map(|c| (c.tracked_tres(), c.accounting_storage_enforce.limits));
         ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres }
@@ -352,6 +270,18 @@ impl<'a> ChargeContext<'a> {
             Some(p) => p(done, total),
             None => Ok(()),
         }
+    }
+
+    /// Looks up the association of each of `n` records (`key(i)`: record `i`'s user, account and
+    /// partition), appending its row or [`pair_index::NONE`] to `out`, for
+    /// [`UsageCharger::charge_at`]: a batch at a time, the lookups' misses overlap.
+    pub(crate) fn find_batch<'k>(
+        &self,
+        n: usize,
+        key: impl Fn(usize) -> (&'k str, &'k str, &'k str),
+        out: &mut Vec<u32>,
+    ) {
+        self.pairs.find_batch(n, key, out);
     }
 
     /// The number of records of the tree input.
@@ -375,6 +305,10 @@ impl<'a> ChargeContext<'a> {
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
             tres_counts: StrMap::default(),
+            pending: Vec::with_capacity(PENDING_BLOCK),
+            pending_pass_start: Vec::new(),
+            shape_bills: Vec::new(),
+            shape_factors: Vec::new(),
         }
     }
 
@@ -387,35 +321,35 @@ impl<'a> ChargeContext<'a> {
     }
 
     /// Charges a wave of consecutive parts of an input (row groups, blocks of lines) in
-    /// parallel: the first straight into `total`, the others into chargers of their own
-    /// added to `total` afterwards (in file order, for the report's first unmatched record; the
-    /// sums are exact, so their order does not matter).
+    /// parallel, part `i` into `workers[i]` (made when the wave is the widest yet). The workers
+    /// are kept from wave to wave, and [`ChargeContext::gather`]ed at the end: a wave then costs no
+    /// new per-association sums (32 MB each at 10^6 associations, zeroed, then added up).
     ///
     /// # Errors
     /// The first failing part's error, in file order.
     pub(crate) fn charge_wave<'c, T: Sync>(
         &'c self,
-        total: &mut UsageCharger<'c, 'a>,
+        workers: &mut Vec<UsageCharger<'c, 'a>>,
         parts: &[T],
         charge: impl Fn(&T, &mut UsageCharger<'c, 'a>) -> Result<()> + Sync,
     ) -> Result<()> {
-        let Some((first, rest)) = parts.split_first() else { return Ok(()) };
-        let (first, rest) = rayon::join(
-            || charge(first, total),
-            || {
-                rest.par_iter()
-                    .map(|part| {
-                        let mut worker = self.charger();
-                        charge(part, &mut worker).map(|()| worker)
-                    })
-                    .collect::<Vec<_>>()
-            },
-        );
-        first?;
-        for worker in rest {
-            total.absorb(worker?);
+        while workers.len() < parts.len() {
+            workers.push(self.charger());
         }
-        Ok(())
+        let done: Vec<Result<()>> =
+            parts.par_iter().zip(workers.par_iter_mut()).map(|(part, worker)| charge(part, worker)).collect();
+        done.into_iter().collect()
+    }
+
+    /// The workers of [`ChargeContext::charge_wave`] added into one charger (in any order: the
+    /// sums are exact, and the report keeps the first unmatched record in file order).
+    pub(crate) fn gather<'c>(&'c self, workers: Vec<UsageCharger<'c, 'a>>) -> UsageCharger<'c, 'a> {
+        let mut workers = workers.into_iter();
+        let mut total = workers.next().unwrap_or_else(|| self.charger());
+        for worker in workers {
+            total.absorb(worker);
+        }
+        total
     }
 }
 
@@ -431,6 +365,34 @@ pub struct UsageCharger<'c, 'a> {
     qos_factors: StrMap<f64>,
     /// The counts of the kept TRES per TRES string seen (billing aside: it is per partition).
     tres_counts: StrMap<Box<[u64]>>,
+    /// Charges not yet added to `part.sums` and `part.pass_start`: added a block at a time, so
+    /// that the misses of a block's random rows overlap ([`add_all`]).
+    pending: Vec<(u32, f64)>,
+    pending_pass_start: Vec<(u32, f64)>,
+    /// The billing and usage factor of each [`Shape`] of the batch being charged (NaN: not yet).
+    shape_bills: Vec<f64>,
+    shape_factors: Vec<f64>,
+}
+
+/// A record's association, when its reader looked it up already (a batch at a time,
+/// [`ChargeContext::find_batch`]).
+#[derive(Clone, Copy)]
+enum Found {
+    /// Not looked up yet.
+    Unknown,
+    /// The row, or [`pair_index::NONE`], and the record's [`Shape`] in its batch, if known.
+    Row(u32, Option<Shape>),
+}
+
+/// Where a record's billing and QOS factor are kept for its batch ([`UsageCharger::new_shapes`]):
+/// a batch whose partition, TRES and QOS columns are dictionaries bills each combination of
+/// their values once, not each record.
+#[derive(Clone, Copy)]
+pub(crate) struct Shape {
+    /// The index of (partition, TRES string) in the batch's billings.
+    pub(crate) bill: usize,
+    /// The index of the QOS in the batch's usage factors.
+    pub(crate) qos: usize,
 }
 
 /// A record resolved to its association, with its start, billing per second and QOS factor.
@@ -450,19 +412,54 @@ struct PartitionBills {
 /// memory.
 const BILL_CACHE_LIMIT: usize = 1 << 16;
 
+impl<'c, 'a> UsageCharger<'c, 'a> {
+    /// What the charger charges against.
+    pub(crate) fn context(&self) -> &'c ChargeContext<'a> {
+        self.ctx
+    }
+}
+
 impl UsageCharger<'_, '_> {
     /// Charges one record read from `path`.
     ///
     /// # Errors
     /// As [`UsageCharger::resolve`], or a usage that is not a finite number.
     pub fn charge(&mut self, job: &JobRef<'_>, path: &Path) -> Result<()> {
-        if let Some(Resolved { row, start, billable, factor }) = self.resolve_billing(job, path)? {
+        self.charge_found(job, path, Found::Unknown)
+    }
+
+    /// Charges one record whose association `row` ([`pair_index::NONE`]: none) was looked up
+    /// by [`ChargeContext::find_batch`], billed as its `shape` in the batch when it has one.
+    ///
+    /// # Errors
+    /// As [`UsageCharger::charge`].
+    pub(crate) fn charge_at(&mut self, job: &JobRef<'_>, path: &Path, row: u32, shape: Option<Shape>) -> Result<()> {
+        self.charge_found(job, path, Found::Row(row, shape))
+    }
+
+    /// Starts a batch of records with `bills` (partition, TRES string) and `factors` QOS
+    /// [`Shape`]s, none billed yet.
+    pub(crate) fn new_shapes(&mut self, bills: usize, factors: usize) {
+        self.shape_bills.clear();
+        self.shape_bills.resize(bills, f64::NAN);
+        self.shape_factors.clear();
+        self.shape_factors.resize(factors, f64::NAN);
+    }
+
+    fn charge_found(&mut self, job: &JobRef<'_>, path: &Path, found: Found) -> Result<()> {
+        if let Some(Resolved { row, start, billable, factor }) = self.resolve_billing(job, path, found)? {
             let bill = billable * factor;
             let usage = summable_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
-            add(&mut self.part.sums, row, usage);
+            self.pending.push((row, usage));
+            if self.pending.len() == PENDING_BLOCK {
+                add_all(&mut self.pending, &mut self.part.sums);
+            }
             if let (Some(sums), Some(d)) = (&mut self.part.pass_start, self.ctx.pass_start_model()) {
                 let before = d.job_usage_at_last_pass_start(start, job.end, bill);
-                add(sums, row, summable_usage(before, job, bill, path)?);
+                self.pending_pass_start.push((row, summable_usage(before, job, bill, path)?));
+                if self.pending_pass_start.len() == PENDING_BLOCK {
+                    add_all(&mut self.pending_pass_start, sums);
+                }
             }
             if self.part.tres.as_ref().is_some_and(TresSums::is_kept) {
                 self.charge_tres(job, path, Resolved { row, start, billable, factor }, usage)?;
@@ -513,11 +510,11 @@ impl UsageCharger<'_, '_> {
     /// not define, a QOS missing from the QOS dump, a bad TRES string, or a billing that is not a
     /// finite number, naming the record's line.
     pub fn resolve(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<(u32, i64, f64)>> {
-        Ok(self.resolve_billing(job, path)?.map(|r| (r.row, r.start, r.billable * r.factor)))
+        Ok(self.resolve_billing(job, path, Found::Unknown)?.map(|r| (r.row, r.start, r.billable * r.factor)))
     }
 
     /// [`UsageCharger::resolve`], keeping the billing and the QOS factor apart.
-    fn resolve_billing(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<Resolved>> {
+    fn resolve_billing(&mut self, job: &JobRef<'_>, path: &Path, found: Found) -> Result<Option<Resolved>> {
         self.part.report.records += 1;
         // Readers of binary times (Parquet, SWF offsets, a flux DB) check no range: every record
         // passes here.
@@ -533,14 +530,35 @@ impl UsageCharger<'_, '_> {
                 return Ok(None);
             }
         };
-        let pair = PairRef { user: job.user, account: job.account };
-        let row = self.ctx.pairs.get(&pair).and_then(|a| a.find(job.partition));
-        let Some(row) = row else {
+        let (row, shape) = match found {
+            Found::Unknown => (self.ctx.pairs.find(job.user, job.account, job.partition), None),
+            Found::Row(row, shape) => (row, shape),
+        };
+        if row == pair_index::NONE {
             self.part.report.skipped[Skip::Unmatched] += 1;
             self.part.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
         };
-        let (billable, factor) = (self.bill(job, path)?, self.usage_factor(job, path)?);
+        let billable = match shape.map(|s| (s.bill, self.shape_bills[s.bill])) {
+            Some((_, b)) if !b.is_nan() => b,
+            slot => {
+                let b = self.bill(job, path)?;
+                if let Some((s, _)) = slot {
+                    self.shape_bills[s] = b;
+                }
+                b
+            }
+        };
+        let factor = match shape.map(|s| (s.qos, self.shape_factors[s.qos])) {
+            Some((_, f)) if !f.is_nan() => f,
+            slot => {
+                let f = self.usage_factor(job, path)?;
+                if let Some((s, _)) = slot {
+                    self.shape_factors[s] = f;
+                }
+                f
+            }
+        };
         let bill = billable * factor;
         if !bill.is_finite() {
             return Err(Error::input(
@@ -585,6 +603,8 @@ impl UsageCharger<'_, '_> {
             })
             .collect::<Result<Vec<_>>>()?;
         self.part.sums = sums;
+        self.pending.clear();
+        self.pending_pass_start.clear();
         self.part.pass_start = None;
         self.part.tres = None;
         Ok(())
@@ -659,7 +679,16 @@ impl UsageCharger<'_, '_> {
 
     /// Adds another worker's usage and counts into this one, in any order: the sums are exact.
     pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
-        self.part.add(&other.part);
+        self.flush();
+        self.part.add(&other.into_partial());
+    }
+
+    /// Adds the pending charges.
+    fn flush(&mut self) {
+        add_all(&mut self.pending, &mut self.part.sums);
+        if let Some(sums) = &mut self.part.pass_start {
+            add_all(&mut self.pending_pass_start, sums);
+        }
     }
 
     /// Writes the charged usage into the user associations of `input` (the one the context was
@@ -674,7 +703,8 @@ impl UsageCharger<'_, '_> {
 
     /// What this charger summed, apart from its context: a part of a record set's usage, to
     /// merge with the other parts' ([`PartialUsage::merge`]).
-    pub fn into_partial(self) -> PartialUsage {
+    pub fn into_partial(mut self) -> PartialUsage {
+        self.flush();
         self.part
     }
 }
@@ -747,21 +777,13 @@ impl PartialUsage {
     /// # Errors
     /// A sum reaching [`USAGE_LIMIT`], naming the job records (`path`) and the association.
     pub fn finish(self, input: &mut TreeInput, path: &Path) -> Result<ChargeReport> {
-        let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let up = Upward::new(input);
         let copies = user_copies(input);
         let sum_up = |mut usage: Vec<ExactSum>| -> Result<Vec<f64>> {
             share_among_copies(&copies, &mut usage, |a, b| a.merge(b));
-            for i in 0..input.records.len() {
-                if input.records[i].user.is_none() {
-                    continue;
-                }
-                let u = usage[i];
-                for p in ancestors(input, &row_of, i) {
-                    usage[p].merge(&u);
-                }
-            }
+            up.add_users_up(input, &mut usage, |a, b| a.merge(b));
             // A saturated sum can only grow up the tree: name the deepest, a user first.
-            if let Some(row) = saturated(input, &usage, &row_of) {
+            if let Some(row) = saturated(input, &usage, &up) {
                 return Err(too_large(input, row, path));
             }
             Ok(usage.iter().map(ExactSum::to_f64).collect())
@@ -773,39 +795,84 @@ impl PartialUsage {
         }
         // Without limits slurmctld keeps no per-TRES usage, but still prints its TRES.
         input.tres = self.tres.map(|t| {
-            if t.is_kept() { tres_of_records(input, &row_of, &t) } else { AssocTres::untracked(t.names().to_vec()) }
+            if t.is_kept() { tres_of_records(input, &up, &t) } else { AssocTres::untracked(t.names().to_vec()) }
         });
         Ok(ChargeReport { pass_start, ..self.report })
     }
 }
 
-/// The records above record `i` of `input`, its parent first. At most as many as there are
-/// records, so a cycle (reported later by the tree build) cannot hang a walk.
-fn ancestors<'a>(
-    input: &'a TreeInput,
-    row_of: &'a FxHashMap<u64, usize>,
-    i: usize,
-) -> impl Iterator<Item = usize> + 'a {
-    let parent_of = |r: usize| input.records[r].parent_id.and_then(|id| row_of.get(&id).copied());
-    std::iter::successors(parent_of(i), move |&p| parent_of(p)).take(input.records.len())
+/// How sums flow up the tree of a [`TreeInput`]: each record's parent row, and the records in an
+/// order where every record comes after all the records below it. One sweep in that order adds
+/// each user's value into every account above it, where a walk up from each user would cost one
+/// lookup per level per user.
+struct Upward {
+    parent: Vec<Option<usize>>,
+    /// Leaves first, each parent once all its children are done. The records of a cycle (which
+    /// the tree build reports later) never are, so no sweep can go round one.
+    order: Vec<usize>,
+}
+
+impl Upward {
+    fn new(input: &TreeInput) -> Self {
+        let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let parent: Vec<Option<usize>> =
+            input.records.iter().map(|r| r.parent_id.and_then(|id| row_of.get(&id).copied())).collect();
+        let mut children = vec![0u32; parent.len()];
+        for &p in parent.iter().flatten() {
+            children[p] += 1;
+        }
+        let mut order: Vec<usize> = (0..parent.len()).filter(|&r| children[r] == 0).collect();
+        let mut next = 0;
+        while let Some(&r) = order.get(next) {
+            next += 1;
+            if let Some(p) = parent[r] {
+                children[p] -= 1;
+                if children[p] == 0 {
+                    order.push(p);
+                }
+            }
+        }
+        Upward { parent, order }
+    }
+
+    /// Adds every user's value in `values` (one per record) into each account above it, as
+    /// Slurm's accounts hold the usage of the users below them.
+    fn add_users_up<T: Clone + Default>(&self, input: &TreeInput, values: &mut [T], add: impl Fn(&mut T, &T)) {
+        // Per record, the sum of the users below it.
+        let mut below = vec![T::default(); values.len()];
+        for &r in &self.order {
+            let Some(p) = self.parent[r] else { continue };
+            let mut carried = below[r].clone();
+            if input.records[r].is_user() {
+                add(&mut carried, &values[r]);
+            }
+            add(&mut below[p], &carried);
+        }
+        for (v, b) in values.iter_mut().zip(&below) {
+            add(v, b);
+        }
+    }
+
+    /// The number of records above record `i`. At most as many as there are records, so a cycle
+    /// cannot hang the count.
+    fn depth(&self, i: usize) -> usize {
+        std::iter::successors(self.parent[i], |&p| self.parent[p]).take(self.parent.len()).count()
+    }
 }
 
 /// The per-TRES columns of every record of `input`: each user's sums, and each account the sums of
 /// the users below it (a TRES-second sum cannot reach 2^96 before the usage it comes with does).
-fn tres_of_records(input: &TreeInput, row_of: &FxHashMap<u64, usize>, sums: &TresSums) -> AssocTres {
+fn tres_of_records(input: &TreeInput, up: &Upward, sums: &TresSums) -> AssocTres {
     let n = input.records.len();
     let k = sums.names().len();
     let (mut usage, mut run_secs) = sums.dense(n);
-    for i in 0..n {
-        if input.records[i].user.is_none() {
-            continue;
-        }
-        for p in ancestors(input, row_of, i) {
-            for t in 0..k {
-                let (u, r) = (usage[i * k + t], run_secs[i * k + t]);
-                usage[p * k + t].merge(&u);
-                run_secs[p * k + t] = run_secs[p * k + t].saturating_add(r);
-            }
+    for t in 0..k {
+        let mut u: Vec<ExactSum> = (0..n).map(|i| usage[i * k + t]).collect();
+        let mut r: Vec<u64> = (0..n).map(|i| run_secs[i * k + t]).collect();
+        up.add_users_up(input, &mut u, |a, b| a.merge(b));
+        up.add_users_up(input, &mut r, |a, b| *a = a.saturating_add(*b));
+        for i in 0..n {
+            (usage[i * k + t], run_secs[i * k + t]) = (u[i], r[i]);
         }
     }
     AssocTres { names: sums.names().to_vec(), usage_raw: usage.iter().map(ExactSum::to_f64).collect(), run_secs }
@@ -872,10 +939,24 @@ fn shown(x: f64) -> String {
     if x.abs() < 1e15 { x.to_string() } else { format!("{x:e}") }
 }
 
-/// Adds a charge already checked to be in [`ExactSum`]'s range ([`summable_usage`]).
-fn add(sums: &mut [ExactSum], row: u32, usage: f64) {
-    let added = sums[row as usize].add(usage);
-    debug_assert!(added.is_ok(), "charges are checked by summable_usage");
+/// Charges a charger gathers before adding them ([`add_all`]).
+const PENDING_BLOCK: usize = 1024;
+
+/// How far ahead [`add_all`] prefetches: enough misses in flight to cover memory's latency.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Adds `(row, charge)` pairs, charges already checked to be in [`ExactSum`]'s range
+/// ([`summable_usage`]), and empties `adds`. At 10^6 associations the sums outgrow the caches
+/// and every add misses; prefetching the rows a few adds ahead overlaps the misses.
+fn add_all(adds: &mut Vec<(u32, f64)>, sums: &mut [ExactSum]) {
+    for (i, &(row, usage)) in adds.iter().enumerate() {
+        if let Some(&(ahead, _)) = adds.get(i + PREFETCH_AHEAD) {
+            pair_index::prefetch(&sums[ahead as usize]);
+        }
+        let added = sums[row as usize].add(usage);
+        debug_assert!(added.is_ok(), "charges are checked by summable_usage");
+    }
+    adds.clear();
 }
 
 /// The largest usage, in billing-seconds, fairshare sums exactly ([`ExactSum`]'s 2^96).
@@ -908,10 +989,10 @@ fn summable_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Resul
 
 /// The association whose usage reached [`USAGE_LIMIT`], if any: a user when one did, else the
 /// deepest account.
-fn saturated(input: &TreeInput, usage: &[ExactSum], row_of: &FxHashMap<u64, usize>) -> Option<usize> {
+fn saturated(input: &TreeInput, usage: &[ExactSum], up: &Upward) -> Option<usize> {
     let bad = |i: &usize| usage[*i].is_saturated();
     let user = (0..usage.len()).filter(bad).find(|&i| input.records[i].is_user());
-    user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| ancestors(input, row_of, i).count()))
+    user.or_else(|| (0..usage.len()).filter(bad).max_by_key(|&i| up.depth(i)))
 }
 
 /// The error for the association at `row` of `input` whose usage (its own, or its users' for an

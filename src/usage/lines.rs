@@ -175,7 +175,7 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
     let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
     let mut read = offset;
     let wave = rayon::current_num_threads().max(1);
-    let mut total = ctx.charger();
+    let mut workers = Vec::new();
     loop {
         let mut batch = Vec::with_capacity(wave);
         while batch.len() < wave {
@@ -185,9 +185,9 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
             }
         }
         if batch.is_empty() {
-            return Ok(total);
+            return Ok(ctx.gather(workers));
         }
-        ctx.charge_wave(&mut total, &batch, |(block, first), charger| {
+        ctx.charge_wave(&mut workers, &batch, |(block, first), charger| {
             let mut scratch = P::Scratch::default();
             parse_block(path, parser, block, *first, &mut scratch, &mut |job| charger.charge(job, path))
         })?;

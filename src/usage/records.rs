@@ -9,22 +9,26 @@
 
 use std::borrow::Cow;
 use std::path::Path;
+use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Int64Array};
+use arrow::array::{Array, ArrayRef, AsArray, Int32Array, Int64Array, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Int64Type, TimeUnit, UInt64Type};
 use arrow::error::ArrowError;
-use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 
-use super::charge::{ChargeContext, UsageCharger};
+use super::charge::{ChargeContext, Shape, UsageCharger};
 use super::lines::{LineParser, read_header, read_lines};
 use super::swf::SwfOptions;
 use super::{JobRef, JobSink};
 use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
 use crate::io::read::fields::{recycle, split_fields};
-use crate::io::read::parquet_columns::{self, Bad, holds_text, integers, whole_numbers};
-use crate::io::read::row_groups::{first_rows, group_reader, guarded, open_checked};
+use crate::io::read::parquet_columns::{self, Bad, Text, holds_text, integers, whole_numbers};
+use crate::io::read::row_groups::{check_group, first_rows, group_reader, guarded, open_checked, open_unchecked};
 use crate::io::read::time::parse_time_field;
 
 /// The formats job records come in.
@@ -313,24 +317,136 @@ const BATCH_ROWS: usize = 64 * 1024;
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
 pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result<UsageCharger<'c, 'a>> {
     guarded(path, || {
-        // Names as plain strings: rebuilding the writer's Arrow dictionaries (its schema hint) would
-        // intern every value of a column whose Parquet pages fell back to plain encoding.
-        let (_, meta) = open_checked(path, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?;
+        // Not the writer's Arrow dictionaries (its schema hint): rebuilding them would intern every
+        // value of a column whose Parquet pages fell back to plain encoding.
+        let meta = open_unchecked(path, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?;
+        let (meta, columns) = charged_columns(path, meta)?;
         let groups = meta.metadata().row_groups();
         let first_rows = first_rows(&meta);
         let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {
-            let reader = group_reader(path, &meta, g, BATCH_ROWS)?;
-            read_batches(path, reader, first_rows[g], &mut |job| charger.charge(job, path))
+            check_group(path, meta.metadata(), g)?;
+            let reader = group_reader(path, &meta, g, BATCH_ROWS, columns.clone())?;
+            charge_batches(path, reader, first_rows[g], charger)
         };
-        let mut total = ctx.charger();
+        let mut workers = Vec::new();
         let wave = rayon::current_num_threads().max(1);
         for start in (0..groups.len()).step_by(wave) {
             let end = (start + wave).min(groups.len());
-            ctx.charge_wave(&mut total, &(start..end).collect::<Vec<_>>(), charge_group)?;
+            ctx.charge_wave(&mut workers, &(start..end).collect::<Vec<_>>(), charge_group)?;
             ctx.report_progress(end as u64, groups.len() as u64)?;
         }
-        Ok(total)
+        Ok(ctx.gather(workers))
     })
+}
+
+/// `meta` with its text read as charging wants it, and the mask of the columns charging reads.
+/// Partitions, QOS and TRES strings come as dictionaries (as writers encode them: they repeat),
+/// so that a batch bills each combination once ([`Shape`]). The other text comes as views: a view
+/// holds a short name itself and points into the page for a longer one, where plain strings copy
+/// every value.
+///
+/// # Errors
+/// Arrow cannot take the schema (it always can: only string types change).
+fn charged_columns(path: &Path, meta: ArrowReaderMetadata) -> Result<(ArrowReaderMetadata, ProjectionMask)> {
+    let wanted = |name: &str| CANONICAL.split(',').chain(["time_limit"]).any(|c| c == name);
+    let schema = meta.schema();
+    let fields: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 => {
+                let text = if ["partition", "qos", "tres_alloc"].contains(&f.name().as_str()) {
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+                } else {
+                    DataType::Utf8View
+                };
+                Arc::new(f.as_ref().clone().with_data_type(text))
+            }
+            _ => f.clone(),
+        })
+        .collect();
+    let options = ArrowReaderOptions::new()
+        .with_skip_arrow_metadata(true)
+        .with_schema(Arc::new(arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone())));
+    let parquet = meta.metadata().clone();
+    let roots: Vec<usize> = (0..schema.fields().len()).filter(|&i| wanted(schema.field(i).name())).collect();
+    let projected = ArrowReaderMetadata::try_new(parquet, options).map_err(|e| Error::format(path, e))?;
+    Ok((projected, ProjectionMask::roots(meta.parquet_schema(), roots)))
+}
+
+/// The canonical columns of one batch of records, converted.
+struct Columns {
+    id: arrow::array::UInt64Array,
+    start: Int64Array,
+    end: Int64Array,
+    user: Text,
+    account: Text,
+    partition: Text,
+    qos: Text,
+    tres: Text,
+    limits: Option<Vec<Option<u32>>>,
+}
+
+impl Columns {
+    /// The columns of `batch`, whose first row is row `first_row + 1` of the file.
+    ///
+    /// # Errors
+    /// A missing column, or the first value that does not convert, naming its row.
+    fn of(path: &Path, batch: &RecordBatch, first_row: u64) -> Result<Self> {
+        let col = |n: &str| {
+            batch
+                .column_by_name(n)
+                .ok_or_else(|| Error::input(path, None, format!("missing column {n:?}: the columns are {CANONICAL}")))
+        };
+        let text = |n: &str| col(n).and_then(|a| parquet_columns::text(a, n).map_err(|b| b.error(path, first_row)));
+        let time = |n: &str| col(n).and_then(|a| times(a, n).map_err(|b| b.error(path, first_row)));
+        Ok(Columns {
+            id: col("job_id").and_then(|a| {
+                integers::<UInt64Type>(a, "job_id", "a non-negative integer", u64::MAX, |t| parse_job_id(t).ok())
+                    .map_err(|b| b.error(path, first_row))
+            })?,
+            start: time("start")?,
+            end: time("end")?,
+            user: text("user")?,
+            account: text("account")?,
+            partition: text("partition")?,
+            qos: text("qos")?,
+            tres: text("tres_alloc")?,
+            limits: match batch.column_by_name("time_limit") {
+                Some(a) => Some(time_limits(a).map_err(|b| b.error(path, first_row))?),
+                None => None,
+            },
+        })
+    }
+
+    /// Record `i`, row `row` of the file (1-based). A null text reads as empty.
+    ///
+    /// # Errors
+    /// A null job id.
+    fn job(&self, path: &Path, i: usize, row: u64) -> Result<JobRef<'_>> {
+        if self.id.is_null(i) {
+            return Err(Error::input(path, row, format!("row {row}: job_id is null")));
+        }
+        Ok(JobRef {
+            job_id: self.id.value(i),
+            user: name(&self.user, i),
+            account: name(&self.account, i),
+            partition: name(&self.partition, i),
+            qos: name(&self.qos, i),
+            start: self.start.is_valid(i).then(|| self.start.value(i)),
+            end: self.end.is_valid(i).then(|| self.end.value(i)),
+            tres_alloc: name(&self.tres, i),
+            time_limit: self.limits.as_ref().and_then(|l| l[i]),
+            line: row,
+            skip: None,
+            started_at_submit: false,
+        })
+    }
+}
+
+/// Value `i` of a name column; a null reads as empty.
+fn name(t: &Text, i: usize) -> &str {
+    t.get(i).unwrap_or_default()
 }
 
 /// Feeds the rows of `reader` to `sink`; `first_row` is the number of rows before them in the file.
@@ -338,45 +454,74 @@ fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, s
     let mut row = first_row;
     for batch in reader {
         let batch = batch.map_err(|e| Error::format(path, e))?;
-        let col = |n: &str| {
-            batch
-                .column_by_name(n)
-                .ok_or_else(|| Error::input(path, None, format!("missing column {n:?}: the columns are {CANONICAL}")))
-        };
-        let text = |n: &str| col(n).and_then(|a| parquet_columns::text(a, n).map_err(|b| b.error(path, row)));
-        let id = col("job_id").and_then(|a| {
-            integers::<UInt64Type>(a, "job_id", "a non-negative integer", u64::MAX, |t| parse_job_id(t).ok())
-                .map_err(|b| b.error(path, row))
-        })?;
-        let time = |n: &str| col(n).and_then(|a| times(a, n).map_err(|b| b.error(path, row)));
-        let (start, end) = (time("start")?, time("end")?);
-        let (user, account, partition) = (text("user")?, text("account")?, text("partition")?);
-        let (qos, tres) = (text("qos")?, text("tres_alloc")?);
-        let limits = match batch.column_by_name("time_limit") {
-            Some(a) => Some(time_limits(a).map_err(|b| b.error(path, row))?),
-            None => None,
-        };
+        let columns = Columns::of(path, &batch, row)?;
         for i in 0..batch.num_rows() {
             row += 1;
-            if id.is_null(i) {
-                return Err(Error::input(path, row, format!("row {row}: job_id is null")));
-            }
-            // A null name reads as empty.
-            let job = JobRef {
-                job_id: id.value(i),
-                user: user.get(i).unwrap_or_default(),
-                account: account.get(i).unwrap_or_default(),
-                partition: partition.get(i).unwrap_or_default(),
-                qos: qos.get(i).unwrap_or_default(),
-                start: start.is_valid(i).then(|| start.value(i)),
-                end: end.is_valid(i).then(|| end.value(i)),
-                tres_alloc: tres.get(i).unwrap_or_default(),
-                time_limit: limits.as_ref().and_then(|l| l[i]),
-                line: row,
-                skip: None,
-                started_at_submit: false,
-            };
-            sink(&job)?;
+            sink(&columns.job(path, i, row)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// The billing [`Shape`]s of a batch whose partition, TRES and QOS columns are dictionaries.
+struct Shapes<'c> {
+    partition: &'c Int32Array,
+    tres: &'c Int32Array,
+    qos: &'c Int32Array,
+    /// Distinct TRES strings: a (partition, TRES) shape is `partition × tres_values + tres`.
+    tres_values: usize,
+    bills: usize,
+    factors: usize,
+}
+
+/// At most this many (partition, TRES) shapes per batch; past it (TRES strings nearly unique)
+/// each record is billed through the charger's own caches.
+const MAX_SHAPES: usize = 1 << 16;
+
+impl<'c> Shapes<'c> {
+    fn of(c: &'c Columns) -> Option<Self> {
+        let (Text::Dict(partition, p), Text::Dict(tres, t), Text::Dict(qos, q)) = (&c.partition, &c.tres, &c.qos)
+        else {
+            return None;
+        };
+        let bills = p.len().checked_mul(t.len()).filter(|&n| n <= MAX_SHAPES)?;
+        Some(Shapes { partition, tres, qos, tres_values: t.len(), bills, factors: q.len() })
+    }
+
+    /// Record `i`'s shape; `None` for a null key.
+    fn get(&self, i: usize) -> Option<Shape> {
+        let key = |k: &Int32Array| k.is_valid(i).then(|| k.value(i) as usize);
+        Some(Shape { bill: key(self.partition)? * self.tres_values + key(self.tres)?, qos: key(self.qos)? })
+    }
+}
+
+/// Charges the rows of `reader` (`first_row` rows before them in the file), looking up their
+/// associations a batch at a time.
+fn charge_batches(
+    path: &Path,
+    reader: ParquetRecordBatchReader,
+    first_row: u64,
+    charger: &mut UsageCharger<'_, '_>,
+) -> Result<()> {
+    let mut row = first_row;
+    let mut assocs = Vec::with_capacity(BATCH_ROWS);
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::format(path, e))?;
+        let c = Columns::of(path, &batch, row)?;
+        assocs.clear();
+        charger.context().find_batch(
+            batch.num_rows(),
+            |i| (name(&c.user, i), name(&c.account, i), name(&c.partition, i)),
+            &mut assocs,
+        );
+        let shapes = Shapes::of(&c);
+        if let Some(s) = &shapes {
+            charger.new_shapes(s.bills, s.factors);
+        }
+        for (i, &assoc) in assocs.iter().enumerate() {
+            row += 1;
+            let shape = shapes.as_ref().and_then(|s| s.get(i));
+            charger.charge_at(&c.job(path, i, row)?, path, assoc, shape)?;
         }
     }
     Ok(())

@@ -8,9 +8,10 @@ use std::process::Output;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryArray, Float64Array, Int64Array, ListBuilder, RecordBatch, StringArray, StringBuilder,
-    StringViewArray, UInt64Array,
+    ArrayRef, BinaryArray, DictionaryArray, Float64Array, Int64Array, ListBuilder, RecordBatch, StringArray,
+    StringBuilder, StringViewArray, UInt64Array,
 };
+use arrow::datatypes::{DataType, Int32Type};
 use parquet::arrow::ArrowWriter;
 
 use super::{fairshare, stdout_of};
@@ -221,6 +222,65 @@ fn job_record_values_that_do_not_convert_are_named() {
         let at = if message.starts_with("row 2") { ":2" } else { "" };
         assert_eq!(error_of(&sshare_with_jobs(&path)), format!("{}{at}: {message}", path.display()), "{column}");
     }
+}
+
+/// Parquet records are billed a batch at a time, once per (partition, TRES string) and QOS: a
+/// partition slurm.conf lacks, or a QOS the dump lacks, is still named at the first record that is
+/// billed with it, and a record that charges nothing (no association) is never billed. The
+/// same records as plain strings and as dictionaries read alike.
+#[test]
+fn parquet_billing_errors_name_the_first_record_billed() {
+    let dir = tempfile::tempdir().unwrap();
+    let jobs = |partitions: [&str; 3], qos: [&str; 3]| -> Vec<(&'static str, ArrayRef)> {
+        vec![
+            ("job_id", Arc::new(UInt64Array::from(vec![100_000, 100_001, 100_002]))),
+            ("user", Arc::new(StringArray::from(vec!["nobody", "pat", "rae"]))),
+            ("account", Arc::new(StringArray::from(vec!["econ_lab", "econ_lab", "econ_lab"]))),
+            ("partition", Arc::new(DictionaryArray::<Int32Type>::from_iter(partitions))),
+            ("qos", Arc::new(DictionaryArray::<Int32Type>::from_iter(qos))),
+            ("start", Arc::new(Int64Array::from(vec![1_767_200_107, 1_767_200_107, 1_767_229_938]))),
+            ("end", Arc::new(Int64Array::from(vec![1_767_209_047, 1_767_209_047, 1_767_323_559]))),
+            (
+                "tres_alloc",
+                Arc::new(StringArray::from(vec!["cpu=2,mem=8G,node=1", "cpu=2,mem=8G,node=1", "cpu=8,mem=32G,node=1"])),
+            ),
+        ]
+    };
+    let sshare = |name: &str, columns: Vec<(&str, ArrayRef)>| {
+        let path = write_parquet(&dir.path().join(name), columns);
+        let out = run(&[
+            &"sshare",
+            &"--tree",
+            &site("tree.csv"),
+            &"--slurm-conf",
+            &site("slurm.conf"),
+            &"--qos",
+            &site("qos.txt"),
+            &"--jobs",
+            &path,
+            &"--now",
+            &NOW,
+        ]);
+        (path, out)
+    };
+    // Row 1 (no association) bills nothing: its unknown partition and QOS pass.
+    let (path, out) = sshare("later.parquet", jobs(["nowhere", "nowhere", "ivybridge"], ["", "", ""]));
+    assert_eq!(error_of(&out), format!("{}:2: partition \"nowhere\" is not defined in slurm.conf", path.display()));
+    let (path, out) = sshare("qos.parquet", jobs(["nowhere", "ivybridge", "ivybridge"], ["gold", "", "gold"]));
+    assert_eq!(error_of(&out), format!("{}:3: QOS \"gold\" is not in the QOS dump", path.display()));
+
+    // Good records: the dictionaries read as the same strings do.
+    let good = jobs(["ivybridge", "ivybridge", "abudhabi"], ["low", "", "high"]);
+    let (_, dict) = sshare("dict.parquet", good.clone());
+    let plain: Vec<(&str, ArrayRef)> = good
+        .into_iter()
+        .map(|(n, a)| match a.data_type() {
+            DataType::Dictionary(..) => (n, arrow::compute::cast(&a, &DataType::Utf8).unwrap()),
+            _ => (n, a),
+        })
+        .collect();
+    let (_, strings) = sshare("plain.parquet", plain);
+    assert_eq!(stdout_of(&dict), stdout_of(&strings));
 }
 
 /// A job id up to 2^64 - 1 reads as the CSV reader reads it, not as a null.

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use arrow::array::{
     Array, ArrayRef, ArrowNumericType, ArrowPrimitiveType, AsArray, Float64Array, Int32Array, Int64Array,
-    PrimitiveArray, StringArray,
+    PrimitiveArray, StringArray, StringViewArray,
 };
 use arrow::compute::{CastOptions, cast, cast_with_options};
 use arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type, UInt64Type};
@@ -114,6 +114,9 @@ pub(crate) enum Text {
     Plain(StringArray),
     /// Per row a key into the values.
     Dict(Int32Array, StringArray),
+    /// One view per row: short strings inside it, longer ones pointing into the pages read (no
+    /// copy of the bytes).
+    View(StringViewArray),
 }
 
 impl Text {
@@ -121,6 +124,7 @@ impl Text {
     pub(crate) fn get(&self, i: usize) -> Option<&str> {
         match self {
             Text::Plain(a) => a.is_valid(i).then(|| a.value(i)),
+            Text::View(a) => a.is_valid(i).then(|| a.value(i)),
             Text::Dict(keys, values) => keys
                 .is_valid(i)
                 .then(|| keys.value(i) as usize)
@@ -136,7 +140,11 @@ impl Text {
 /// # Errors
 /// Bytes that are not UTF-8 (with their row), or a column of another type.
 pub(crate) fn text(a: &ArrayRef, name: &str) -> Result<Text, Bad> {
-    let DataType::Dictionary(_, values) = a.data_type() else { return plain_text(a, name).map(Text::Plain) };
+    let values = match a.data_type() {
+        DataType::Dictionary(_, values) => values,
+        DataType::Utf8View => return Ok(Text::View(a.as_string_view().clone())),
+        _ => return plain_text(a, name).map(Text::Plain),
+    };
     // Keys of any integer width (pyarrow writes a pandas category's as int8).
     let dict =
         cast(a, &DataType::Dictionary(Box::new(DataType::Int32), values.clone())).map_err(|e| Bad::arrow(name, e))?;
@@ -157,6 +165,7 @@ pub(crate) fn text(a: &ArrayRef, name: &str) -> Result<Text, Bad> {
 pub(crate) fn strings(a: &ArrayRef, name: &str) -> Result<StringArray, Bad> {
     match text(a, name)? {
         Text::Plain(s) => Ok(s),
+        Text::View(_) => plain_text(a, name),
         Text::Dict(keys, values) => {
             Ok(arrow::compute::take(&values, &keys, None).map_err(|e| Bad::arrow(name, e))?.as_string().clone())
         }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
 };
@@ -46,10 +47,12 @@ pub(crate) fn group_reader(
     metadata: &ArrowReaderMetadata,
     g: usize,
     batch_rows: usize,
+    columns: ProjectionMask,
 ) -> Result<ParquetRecordBatchReader> {
     let file = parquet_file(path)?;
     ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata.clone())
         .with_row_groups(vec![g])
+        .with_projection(columns)
         .with_batch_size(batch_rows.max(1))
         .build()
         .map_err(|e| Error::format(path, e))
@@ -79,44 +82,65 @@ pub(crate) fn open_checked(path: &Path, options: ArrowReaderOptions) -> Result<(
 /// A page that declares more than it can hold, or a header that cannot be read, naming `path`.
 fn check_pages(path: &Path, metadata: &ParquetMetaData) -> Result<()> {
     let file = Arc::new(parquet_file(path)?);
+    (0..metadata.num_row_groups()).try_for_each(|g| check_group_pages(path, &file, metadata, g))
+}
+
+/// Opens the Parquet file `path` and reads its footer with `options`, leaving the pages
+/// unchecked: the caller checks each row group with [`check_group`] before it reads it (so that
+/// parallel readers check their own groups, where [`open_checked`] reads every header first).
+///
+/// # Errors
+/// The file cannot be opened or is not Parquet, naming `path`.
+pub(crate) fn open_unchecked(path: &Path, options: ArrowReaderOptions) -> Result<ArrowReaderMetadata> {
+    ArrowReaderMetadata::load(&parquet_file(path)?, options).map_err(|e| Error::format(path, e))
+}
+
+/// [`check_pages`] of row group `g` alone.
+///
+/// # Errors
+/// As [`check_pages`].
+pub(crate) fn check_group(path: &Path, metadata: &ParquetMetaData, g: usize) -> Result<()> {
+    check_group_pages(path, &Arc::new(parquet_file(path)?), metadata, g)
+}
+
+fn check_group_pages(path: &Path, file: &Arc<std::fs::File>, metadata: &ParquetMetaData, g: usize) -> Result<()> {
     let format = |e| Error::format(path, e);
-    for (g, group) in metadata.row_groups().iter().enumerate() {
-        let rows = usize::try_from(group.num_rows()).unwrap_or(0);
-        for column in group.columns() {
-            let damaged = |what: String| {
-                Error::input(
-                    path,
-                    None,
-                    format!("row group {g}, column {}: {what}: the file is damaged", column.column_path()),
-                )
-            };
-            let descr = column.column_descr();
-            let value_bits: u64 = match column.column_type() {
-                PhysicalType::BOOLEAN => 1,
-                PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 32,
-                PhysicalType::INT64 | PhysicalType::DOUBLE => 64,
-                PhysicalType::INT96 => 96,
-                PhysicalType::FIXED_LEN_BYTE_ARRAY => 8 * u64::try_from(descr.type_length()).unwrap_or(0).max(1),
-            };
-            let mut pages = SerializedPageReader::new(file.clone(), column, rows, None).map_err(format)?;
-            while let Some(page) = pages.peek_next_page().map_err(format)? {
-                if page.is_dict {
-                    if let Some(Page::DictionaryPage { buf, num_values, .. }) = pages.get_next_page().map_err(format)?
-                        && u64::from(num_values) * value_bits > buf.len() as u64 * 8
-                    {
-                        return Err(damaged(format!(
-                            "a dictionary page declares {num_values} values in {} bytes",
-                            buf.len()
-                        )));
-                    }
-                    continue;
+    let group = metadata.row_group(g);
+    let rows = usize::try_from(group.num_rows()).unwrap_or(0);
+    for column in group.columns() {
+        let damaged = |what: String| {
+            Error::input(
+                path,
+                None,
+                format!("row group {g}, column {}: {what}: the file is damaged", column.column_path()),
+            )
+        };
+        let descr = column.column_descr();
+        let value_bits: u64 = match column.column_type() {
+            PhysicalType::BOOLEAN => 1,
+            PhysicalType::INT32 | PhysicalType::FLOAT | PhysicalType::BYTE_ARRAY => 32,
+            PhysicalType::INT64 | PhysicalType::DOUBLE => 64,
+            PhysicalType::INT96 => 96,
+            PhysicalType::FIXED_LEN_BYTE_ARRAY => 8 * u64::try_from(descr.type_length()).unwrap_or(0).max(1),
+        };
+        let mut pages = SerializedPageReader::new(Arc::clone(file), column, rows, None).map_err(format)?;
+        while let Some(page) = pages.peek_next_page().map_err(format)? {
+            if page.is_dict {
+                if let Some(Page::DictionaryPage { buf, num_values, .. }) = pages.get_next_page().map_err(format)?
+                    && u64::from(num_values) * value_bits > buf.len() as u64 * 8
+                {
+                    return Err(damaged(format!(
+                        "a dictionary page declares {num_values} values in {} bytes",
+                        buf.len()
+                    )));
                 }
-                let declared = page.num_rows.max(page.num_levels).unwrap_or(0);
-                if descr.max_rep_level() == 0 && declared > rows {
-                    return Err(damaged(format!("a page declares {declared} values in a row group of {rows} rows")));
-                }
-                pages.skip_next_page().map_err(format)?;
+                continue;
             }
+            let declared = page.num_rows.max(page.num_levels).unwrap_or(0);
+            if descr.max_rep_level() == 0 && declared > rows {
+                return Err(damaged(format!("a page declares {declared} values in a row group of {rows} rows")));
+            }
+            pages.skip_next_page().map_err(format)?;
         }
     }
     Ok(())

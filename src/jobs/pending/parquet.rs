@@ -3,6 +3,7 @@
 //! typed columns is appended a column at a time; one that needs checking value by value goes row
 //! by row, as the CSV reader does, so the first bad row is named.
 
+use parquet::arrow::ProjectionMask;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -318,7 +319,7 @@ impl ParquetWaves {
             PendingJobs { format: PendingFormat::Parquet, ..PendingJobs::empty(path.clone(), self.tres.clone()) };
         chunk.reserve(self.metadata.metadata().row_group(g).num_rows().max(0) as usize);
         let mut kept = KeptTres::new(&self.tres);
-        let reader = group_reader(path, &self.metadata, g, 1 << 20)?;
+        let reader = group_reader(path, &self.metadata, g, 1 << 20, ProjectionMask::all())?;
         let mut row = self.first_row[g];
         for batch in reader {
             chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept)?;
@@ -389,6 +390,7 @@ impl Column {
     fn names(a: &ArrayRef, name: &str, names: &mut Interner) -> std::result::Result<Self, Bad> {
         Ok(match text(a, name)? {
             Text::Plain(values) => Column::Text(values),
+            Text::View(_) => Column::Text(strings(a, name)?),
             Text::Dict(keys, values) => {
                 let lists = (0..values.len())
                     .map(|v| {
@@ -412,6 +414,7 @@ impl Column {
     fn tres(a: &ArrayRef, name: &str, kept: &[Tres], names: &[String]) -> std::result::Result<Self, Bad> {
         Ok(match text(a, name)? {
             Text::Plain(values) => Column::Text(values),
+            Text::View(_) => Column::Text(strings(a, name)?),
             Text::Dict(keys, values) => {
                 let counts = (0..values.len())
                     .map(|v| {
