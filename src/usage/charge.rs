@@ -20,6 +20,7 @@ use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::ExactSum;
 use super::pair_index::{self, PairIndex};
+use super::slurm_decay::DecayPowers;
 use super::tres::TresSums;
 use super::{ExactDecay, JobRef, SlurmDecay};
 
@@ -233,6 +234,8 @@ pub struct ChargeContext<'a> {
     /// The cluster's TRES (with a slurm.conf), and whether their usage is kept per association
     /// (`AccountingStorageEnforce=limits`).
     tres: Option<(Vec<Tres>, bool)>,
+    /// Under Slurm's decay, the powers of its factor every job takes again.
+    powers: Option<DecayPowers>,
 }
 
 /// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet);
@@ -252,7 +255,11 @@ impl<'a> ChargeContext<'a> {
         let pairs = PairIndex::new(&users);
         // slurmctld keeps per-TRES usage and run times only when it enforces limits.
         let tres = conf.map(|c| (c.tracked_tres(), c.accounting_storage_enforce.limits));
-        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres }
+        let powers = match model {
+            DecayModel::Slurm(d) => Some(d.powers()),
+            DecayModel::Exact(_) => None,
+        };
+        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres, powers }
     }
 
     /// Reports progress of the parallel reads to `progress`.
@@ -284,6 +291,14 @@ impl<'a> ChargeContext<'a> {
         self.pairs.find_batch(n, key, out);
     }
 
+    /// [`DecayModel::job_usage`], with the decay's powers computed once.
+    fn job_usage(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
+        match self.model {
+            DecayModel::Slurm(d) => d.job_usage_with(start, end, billable, self.powers.as_ref()),
+            DecayModel::Exact(d) => d.job_usage(start, end, billable),
+        }
+    }
+
     /// The number of records of the tree input.
     pub fn rows(&self) -> usize {
         self.rows
@@ -298,7 +313,13 @@ impl<'a> ChargeContext<'a> {
                 sums: sums(),
                 pass_start: self.pass_start_model().map(|_| sums()),
                 tres: self.tres.as_ref().map(|(names, kept)| {
-                    if *kept { TresSums::new(names.clone()) } else { TresSums::untracked(names.clone()) }
+                    if *kept {
+                        let mut sums = TresSums::new(names.clone());
+                        sums.reserve_rows(self.rows);
+                        sums
+                    } else {
+                        TresSums::untracked(names.clone())
+                    }
                 }),
                 report: ChargeReport::default(),
             },
@@ -449,13 +470,13 @@ impl UsageCharger<'_, '_> {
     fn charge_found(&mut self, job: &JobRef<'_>, path: &Path, found: Found) -> Result<()> {
         if let Some(Resolved { row, start, billable, factor }) = self.resolve_billing(job, path, found)? {
             let bill = billable * factor;
-            let usage = summable_usage(self.ctx.model.job_usage(start, job.end, bill), job, bill, path)?;
+            let usage = summable_usage(self.ctx.job_usage(start, job.end, bill), job, bill, path)?;
             self.pending.push((row, usage));
             if self.pending.len() == PENDING_BLOCK {
                 add_all(&mut self.pending, &mut self.part.sums);
             }
             if let (Some(sums), Some(d)) = (&mut self.part.pass_start, self.ctx.pass_start_model()) {
-                let before = d.job_usage_at_last_pass_start(start, job.end, bill);
+                let before = d.job_usage_at_last_pass_start_with(start, job.end, bill, self.ctx.powers.as_ref());
                 self.pending_pass_start.push((row, summable_usage(before, job, bill, path)?));
                 if self.pending_pass_start.len() == PENDING_BLOCK {
                     add_all(&mut self.pending_pass_start, sums);
@@ -472,7 +493,7 @@ impl UsageCharger<'_, '_> {
     /// afresh when it bills nothing) and the seconds left in its time limit, times each count.
     fn charge_tres(&mut self, job: &JobRef<'_>, path: &Path, r: Resolved, usage: f64) -> Result<()> {
         let seconds =
-            if r.billable > 0.0 { usage / r.billable } else { self.ctx.model.job_usage(r.start, job.end, r.factor) };
+            if r.billable > 0.0 { usage / r.billable } else { self.ctx.job_usage(r.start, job.end, r.factor) };
         let run_secs = job.time_limit.map_or(0, |l| self.ctx.model.job_run_secs(r.start, job.end, l, r.factor));
         let sums = self.part.tres.as_mut().expect("called with TRES sums");
         let counts = match self.tres_counts.get(job.tres_alloc) {
@@ -488,7 +509,7 @@ impl UsageCharger<'_, '_> {
             }
         };
         // slurmctld sets a job's billing count to its billable TRES, truncated.
-        sums.charge(r.row, seconds, run_secs, counts, r.billable as u64).map_err(|charge| {
+        sums.defer(r.row, seconds, run_secs, counts, r.billable as u64).map_err(|charge| {
             Error::input(
                 path,
                 job.line,
@@ -688,6 +709,9 @@ impl UsageCharger<'_, '_> {
         add_all(&mut self.pending, &mut self.part.sums);
         if let Some(sums) = &mut self.part.pass_start {
             add_all(&mut self.pending_pass_start, sums);
+        }
+        if let Some(tres) = &mut self.part.tres {
+            tres.flush();
         }
     }
 

@@ -11,6 +11,23 @@
 
 use super::tres::scaled_secs;
 
+/// Passes whose decay [`DecayPowers`] keeps (a year of 5-minute passes; older charges compute
+/// their own).
+const MAX_POWERS: u32 = 1 << 17;
+
+/// The powers of the decay factor that job after job takes again: `df^dt` for a slice of up to
+/// one `PriorityCalcPeriod`, and `(df^period)^k` for `k` passes. Made with the same `powf` calls
+/// a job would make, so a charge is the same bits with or without them (a charge of 10^7 records
+/// spent a tenth of its time in `pow`).
+#[derive(Clone, Debug)]
+pub(crate) struct DecayPowers {
+    /// The factor per second, and per pass.
+    df: f64,
+    r: f64,
+    slice: Vec<f64>,
+    passes: Vec<f64>,
+}
+
 /// Slurm's decay thread, as parameters of a closed form.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SlurmDecay {
@@ -50,16 +67,51 @@ impl SlurmDecay {
     /// assert_eq!(format!("{:.6}", d.job_usage(0, Some(3600), 16.0)), "4798.350283");
     /// ```
     pub fn job_usage(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
+        self.job_usage_with(start, end, billable, None)
+    }
+
+    /// The decay factor per second and per pass (`df^PriorityCalcPeriod`, kept above 0).
+    fn factors(&self) -> (f64, f64) {
+        let df = self.decay_factor();
+        (df, df.powf(f64::from(self.calc_period.max(1))).max(f64::MIN_POSITIVE))
+    }
+
+    /// The powers of the decay factor every job's charge takes again, computed once.
+    pub(crate) fn powers(&self) -> DecayPowers {
+        let (df, r) = self.factors();
+        let passes = self.now.saturating_sub(self.first_pass) / i64::from(self.calc_period.max(1));
+        let passes = passes.clamp(0, MAX_POWERS as i64) as u32;
+        DecayPowers {
+            df,
+            r,
+            slice: (0..=self.calc_period.max(1)).map(|dt| df.powf(f64::from(dt))).collect(),
+            passes: (0..=passes).map(|k| r.powf(f64::from(k))).collect(),
+        }
+    }
+
+    /// [`SlurmDecay::job_usage`], reading the powers it needs from `powers` (made by
+    /// [`SlurmDecay::powers`] of a decay with the same half-life and period) where they hold them.
+    pub(crate) fn job_usage_with(
+        &self,
+        start: i64,
+        end: Option<i64>,
+        billable: f64,
+        powers: Option<&DecayPowers>,
+    ) -> f64 {
         let (t0, c) = (self.first_pass, i64::from(self.calc_period.max(1)));
         if self.now < t0 || billable == 0.0 {
             return 0.0;
         }
         let k_last = (self.now - t0) / c;
         let pass = |k: i64| t0 + k * c;
-        let df = self.decay_factor();
-        let charge = |dt: i64| if dt > 0 { dt as f64 * df.powf(dt as f64) * billable } else { 0.0 };
-        let r = df.powf(c as f64).max(f64::MIN_POSITIVE);
-        let decay = |passes: i64| r.powf(passes as f64);
+        // `r` is itself a power: taken from `powers` when given.
+        let (df, r) = powers.map_or_else(|| self.factors(), |p| (p.df, p.r));
+        let power = |table: Option<&Vec<f64>>, base: f64, n: i64| {
+            usize::try_from(n).ok().and_then(|n| table?.get(n)).copied().unwrap_or_else(|| base.powf(n as f64))
+        };
+        let charge =
+            |dt: i64| if dt > 0 { dt as f64 * power(powers.map(|p| &p.slice), df, dt) * billable } else { 0.0 };
+        let decay = |passes: i64| power(powers.map(|p| &p.passes), r, passes);
         let running_at = |t: i64| start <= t && end.is_none_or(|e| e >= t);
         // Passes before the reset pass were wiped by it.
         let k_min = match self.reset {
@@ -170,6 +222,18 @@ impl SlurmDecay {
     /// assert_eq!(d.job_usage_at_last_pass_start(0, None, 16.0), before.job_usage(0, None, 16.0));
     /// ```
     pub fn job_usage_at_last_pass_start(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
+        self.job_usage_at_last_pass_start_with(start, end, billable, None)
+    }
+
+    /// [`SlurmDecay::job_usage_at_last_pass_start`] with `powers`, as
+    /// [`SlurmDecay::job_usage_with`].
+    pub(crate) fn job_usage_at_last_pass_start_with(
+        &self,
+        start: i64,
+        end: Option<i64>,
+        billable: f64,
+        powers: Option<&DecayPowers>,
+    ) -> f64 {
         let (t0, c) = (self.first_pass, i64::from(self.calc_period.max(1)));
         if self.now < t0 || billable == 0.0 {
             return 0.0;
@@ -182,8 +246,11 @@ impl SlurmDecay {
             return 0.0;
         }
         let previous = t0 + (k_last - 1) * c;
-        let mut usage =
-            if k_last >= 1 { SlurmDecay { now: previous, ..*self }.job_usage(start, end, billable) } else { 0.0 };
+        let mut usage = if k_last >= 1 {
+            SlurmDecay { now: previous, ..*self }.job_usage_with(start, end, billable, powers)
+        } else {
+            0.0
+        };
         // The end-of-job charge made after the previous pass (a job ending on a pass is charged by it).
         let after_previous = |e: i64| k_last == 0 || e > previous;
         if let Some(e) = end.filter(|&e| self.charge_job_end && e > start && e < t0 + k_last * c && after_previous(e)) {

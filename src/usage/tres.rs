@@ -33,7 +33,18 @@ pub struct TresSums {
     usage: Vec<ExactSum>,
     /// Remaining TRES-seconds of running jobs per slot and TRES.
     run_secs: Vec<u64>,
+    /// Charges [`TresSums::defer`]red: their rows, and per row one charge and one run time per
+    /// TRES. Empty whenever the sums are read.
+    deferred_rows: Vec<u32>,
+    deferred_usage: Vec<f64>,
+    deferred_run_secs: Vec<u64>,
 }
+
+/// Deferred charges gathered before [`TresSums::flush`] adds them.
+const DEFER_BLOCK: usize = 512;
+
+/// How many deferred charges ahead [`TresSums::flush`] prefetches.
+const AHEAD: usize = 8;
 
 impl TresSums {
     /// Empty sums over `names`.
@@ -46,7 +57,99 @@ impl TresSums {
             rows: Vec::new(),
             usage: Vec::new(),
             run_secs: Vec::new(),
+            deferred_rows: Vec::new(),
+            deferred_usage: Vec::new(),
+            deferred_run_secs: Vec::new(),
         }
+    }
+
+    /// Makes room for the sums of `rows` rows without touching the memory (the pages come when
+    /// first written): a charge that reaches every row of a large tree then never copies them to
+    /// grow.
+    pub(crate) fn reserve_rows(&mut self, rows: usize) {
+        let k = self.names.len();
+        self.slot_of.resize(rows.max(self.slot_of.len()), NO_SLOT);
+        self.rows.reserve(rows.saturating_sub(self.rows.len()));
+        self.usage.reserve((rows * k).saturating_sub(self.usage.len()));
+        self.run_secs.reserve((rows * k).saturating_sub(self.run_secs.len()));
+    }
+
+    /// [`TresSums::charge`], added later (by [`TresSums::flush`], or by the charge that fills the
+    /// block), so that the misses of a block's random rows overlap. The sums must be flushed
+    /// before they are read.
+    ///
+    /// # Errors
+    /// As [`TresSums::charge`], at once: nothing of the job is kept then.
+    pub(crate) fn defer(
+        &mut self,
+        row: u32,
+        seconds: f64,
+        run_secs: u64,
+        counts: &[u64],
+        billing: u64,
+    ) -> Result<(), f64> {
+        debug_assert_eq!(counts.len(), self.names.len(), "one count per TRES");
+        if seconds == 0.0 && run_secs == 0 {
+            return Ok(());
+        }
+        let mark = self.deferred_usage.len();
+        for (i, (&count, tres)) in counts.iter().zip(&self.names).enumerate() {
+            let count = if Some(i) == self.billing { billing } else { count };
+            let (charge, secs) = if count == 0 || *tres == Tres::ENERGY {
+                (0.0, 0)
+            } else {
+                (seconds * count as f64, run_secs.saturating_mul(count))
+            };
+            if ExactSum::of(charge).is_err() {
+                self.deferred_usage.truncate(mark);
+                self.deferred_run_secs.truncate(mark);
+                return Err(charge);
+            }
+            self.deferred_usage.push(charge);
+            self.deferred_run_secs.push(secs);
+        }
+        self.deferred_rows.push(row);
+        if self.deferred_rows.len() == DEFER_BLOCK {
+            self.flush();
+        }
+        Ok(())
+    }
+
+    /// Adds the deferred charges: the slots of their rows first, then the sums, each prefetched a
+    /// few charges ahead.
+    pub(crate) fn flush(&mut self) {
+        let k = self.names.len();
+        let rows = std::mem::take(&mut self.deferred_rows);
+        let slots: Vec<usize> = rows
+            .iter()
+            .enumerate()
+            .map(|(j, &row)| {
+                if let Some(&ahead) = rows.get(j + AHEAD)
+                    && let Some(slot) = self.slot_of.get(ahead as usize)
+                {
+                    super::pair_index::prefetch(slot);
+                }
+                self.slot(row)
+            })
+            .collect();
+        for (j, &slot) in slots.iter().enumerate() {
+            if let Some(&ahead) = slots.get(j + AHEAD) {
+                for line in (0..k).step_by(2) {
+                    super::pair_index::prefetch(&self.usage[ahead * k + line]);
+                }
+                super::pair_index::prefetch(&self.run_secs[ahead * k]);
+            }
+            for i in 0..k {
+                let (charge, secs) = (self.deferred_usage[j * k + i], self.deferred_run_secs[j * k + i]);
+                let added = self.usage[slot * k + i].add(charge);
+                debug_assert!(added.is_ok(), "checked by defer");
+                self.run_secs[slot * k + i] = self.run_secs[slot * k + i].saturating_add(secs);
+            }
+        }
+        self.deferred_rows = rows;
+        self.deferred_rows.clear();
+        self.deferred_usage.clear();
+        self.deferred_run_secs.clear();
     }
 
     /// The TRES of a cluster that keeps no per-TRES usage (no `AccountingStorageEnforce=limits`).
@@ -122,6 +225,7 @@ impl TresSums {
     /// If the parts sum different TRES.
     pub fn add(&mut self, other: &TresSums) {
         assert_eq!((&self.names, self.kept), (&other.names, other.kept), "parts of one charge sum the same TRES");
+        debug_assert!(self.deferred_rows.is_empty() && other.deferred_rows.is_empty(), "flushed before they are read");
         let k = self.names.len();
         for (slot, &row) in other.rows.iter().enumerate() {
             let base = self.slot(row) * k;
@@ -134,6 +238,7 @@ impl TresSums {
 
     /// The sums of every row of a tree input of `rows` records, row-major (zero where untouched).
     pub fn dense(&self, rows: usize) -> (Vec<ExactSum>, Vec<u64>) {
+        debug_assert!(self.deferred_rows.is_empty(), "flushed before they are read");
         let k = self.names.len();
         let mut usage = vec![ExactSum::default(); rows * k];
         let mut run_secs = vec![0; rows * k];
@@ -216,6 +321,32 @@ mod tests {
         assert_eq!(usage[3 * k + 4].to_f64(), 12.0); // billing
         assert_eq!(TresSums::from_dense(names(), &usage, &run).dense(5), (usage, run));
         assert_eq!(ab, ba);
+    }
+
+    /// Deferred charges, flushed block by block with their rows' slots prefetched, sum to what
+    /// the same charges made at once sum to; one that cannot be summed is refused at once, and
+    /// leaves nothing behind.
+    #[test]
+    fn deferred_charges_sum_as_charges_made_at_once() {
+        let k = names().len();
+        let (mut now, mut later) = (TresSums::new(names()), TresSums::new(names()));
+        later.reserve_rows(300);
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        for _ in 0..3 * DEFER_BLOCK + 17 {
+            let row = next(300) as u32;
+            let counts: Vec<u64> = (0..k).map(|_| next(5)).collect();
+            let (seconds, run_secs, billing) = (next(1 << 20) as f64 / 7.0, next(4000), next(64));
+            now.charge(row, seconds, run_secs, &counts, billing).unwrap();
+            later.defer(row, seconds, run_secs, &counts, billing).unwrap();
+        }
+        assert_eq!(later.defer(1, f64::INFINITY, 0, &vec![1; k], 1), Err(f64::INFINITY));
+        later.flush();
+        assert_eq!(later.dense(300), now.dense(300));
+        assert_eq!(later, now);
     }
 
     #[test]
