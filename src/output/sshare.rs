@@ -208,30 +208,28 @@ fn write_table(
     }
     let accounts: Vec<&str> = opts.accounts.iter().map(String::as_str).collect();
     let users: Vec<&str> = opts.users.iter().map(String::as_str).collect();
-    for row in tree.preorder() {
-        let row = row as usize;
-        let user = tree.user_name(row);
-        if (opts.users_only && user.is_none())
-            || (!accounts.is_empty() && !accounts.contains(&tree.account(row)))
-            || (!users.is_empty() && user.is_some_and(|u| !users.contains(&u)))
-        {
-            continue;
+    let rows: Vec<usize> = (tree.preorder().into_iter().map(|row| row as usize))
+        .filter(|&row| {
+            let user = tree.user_name(row);
+            (user.is_some() || !opts.users_only)
+                && (accounts.is_empty() || accounts.contains(&tree.account(row)))
+                && (users.is_empty() || user.is_none_or(|u| users.contains(&u)))
+        })
+        .collect();
+    crate::parallel::write_text(&rows, |&row, line| write_row(line, tree, fs, row, cols, opts.parsable), out)
+}
+
+/// Appends the line of association `row`.
+fn write_row(line: &mut String, tree: &AssocTree, fs: &FairShare, row: usize, cols: &[Column], parsable: Parsable) {
+    for (i, c) in cols.iter().enumerate() {
+        let last = i + 1 == cols.len();
+        match value(tree, fs, row, c.field) {
+            Value::Text(t) => push_text(line, t.as_deref(), c.width, parsable, last),
+            Value::Uint(v) => push_text(line, v.map(|v| v.to_string()).as_deref(), c.width, parsable, last),
+            Value::Double(v) => push_double(line, v, c.width, parsable, last),
         }
-        line.clear();
-        for (i, c) in cols.iter().enumerate() {
-            let last = i + 1 == cols.len();
-            match value(tree, fs, row, c.field) {
-                Value::Text(t) => push_text(&mut line, t.as_deref(), c.width, opts.parsable, last),
-                Value::Uint(v) => {
-                    push_text(&mut line, v.map(|v| v.to_string()).as_deref(), c.width, opts.parsable, last)
-                }
-                Value::Double(v) => push_double(&mut line, v, c.width, opts.parsable, last),
-            }
-        }
-        line.push('\n');
-        out.write_all(line.as_bytes())?;
     }
-    Ok(())
+    line.push('\n');
 }
 
 enum Value {
