@@ -560,26 +560,8 @@ impl UsageCharger<'_, '_> {
             self.part.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
         };
-        let billable = match shape.map(|s| (s.bill, self.shape_bills[s.bill])) {
-            Some((_, b)) if !b.is_nan() => b,
-            slot => {
-                let b = self.bill(job, path)?;
-                if let Some((s, _)) = slot {
-                    self.shape_bills[s] = b;
-                }
-                b
-            }
-        };
-        let factor = match shape.map(|s| (s.qos, self.shape_factors[s.qos])) {
-            Some((_, f)) if !f.is_nan() => f,
-            slot => {
-                let f = self.usage_factor(job, path)?;
-                if let Some((s, _)) = slot {
-                    self.shape_factors[s] = f;
-                }
-                f
-            }
-        };
+        let billable = self.per_shape(shape.map(|s| s.bill), |c| &mut c.shape_bills, Self::bill, job, path)?;
+        let factor = self.per_shape(shape.map(|s| s.qos), |c| &mut c.shape_factors, Self::usage_factor, job, path)?;
         let bill = billable * factor;
         if !bill.is_finite() {
             return Err(Error::input(
@@ -634,6 +616,26 @@ impl UsageCharger<'_, '_> {
     /// The counts alone, for callers that keep their own usage.
     pub fn finish_report(self) -> ChargeReport {
         self.part.report
+    }
+
+    /// `compute`'s value for `job`, kept in `cache` at `slot` (a [`Shape`]'s place) for the rest of
+    /// the batch when the record has one.
+    fn per_shape(
+        &mut self,
+        slot: Option<usize>,
+        cache: fn(&mut Self) -> &mut Vec<f64>,
+        compute: fn(&mut Self, &JobRef<'_>, &Path) -> Result<f64>,
+        job: &JobRef<'_>,
+        path: &Path,
+    ) -> Result<f64> {
+        if let Some(v) = slot.map(|s| cache(self)[s]).filter(|v| !v.is_nan()) {
+            return Ok(v);
+        }
+        let v = compute(self, job, path)?;
+        if let Some(s) = slot {
+            cache(self)[s] = v;
+        }
+        Ok(v)
     }
 
     fn bill(&mut self, job: &JobRef<'_>, path: &Path) -> Result<f64> {
