@@ -4,8 +4,9 @@
 //! table is far bigger than the caches, so a lookup is two misses to memory (the slot, then the
 //! key to compare); one record at a time, each waits for the last. [`PairIndex::find_batch`]
 //! hashes a block of records first, then prefetches every slot, then every candidate key, so the
-//! misses of a block overlap instead of adding up (about 3× fewer stalls on data-gen's
-//! 10^6-association site).
+//! misses of a block overlap instead of adding up. With the deferred adds of the charger, it took
+//! `usage --decay exact` of 10^7 records at 10^6 associations from 10.5 s to 5.0 s on the
+//! project's 2-core VM; `perf` had put the old lookup's key comparison alone at a fifth of the time.
 
 use std::hash::{BuildHasher, Hasher};
 

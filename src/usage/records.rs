@@ -317,8 +317,9 @@ const BATCH_ROWS: usize = 64 * 1024;
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
 pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result<UsageCharger<'c, 'a>> {
     guarded(path, || {
-        // Not the writer's Arrow dictionaries (its schema hint): rebuilding them would intern every
-        // value of a column whose Parquet pages fell back to plain encoding.
+        // The writer's Arrow schema hint is ignored: its dictionaries would make the reader intern
+        // every value of a user or account column whose pages fell back to plain encoding (names
+        // are many); `charged_columns` picks the types.
         let meta = open_unchecked(path, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?;
         let (meta, columns) = charged_columns(path, meta)?;
         let groups = meta.metadata().row_groups();
