@@ -471,16 +471,10 @@ impl UsageCharger<'_, '_> {
         if let Some(Resolved { row, start, billable, factor }) = self.resolve_billing(job, path, found)? {
             let bill = billable * factor;
             let usage = summable_usage(self.ctx.job_usage(start, job.end, bill), job, bill, path)?;
-            self.pending.push((row, usage));
-            if self.pending.len() == PENDING_BLOCK {
-                add_all(&mut self.pending, &mut self.part.sums);
-            }
+            defer_add(&mut self.pending, &mut self.part.sums, row, usage);
             if let (Some(sums), Some(d)) = (&mut self.part.pass_start, self.ctx.pass_start_model()) {
                 let before = d.job_usage_at_last_pass_start_with(start, job.end, bill, self.ctx.powers.as_ref());
-                self.pending_pass_start.push((row, summable_usage(before, job, bill, path)?));
-                if self.pending_pass_start.len() == PENDING_BLOCK {
-                    add_all(&mut self.pending_pass_start, sums);
-                }
+                defer_add(&mut self.pending_pass_start, sums, row, summable_usage(before, job, bill, path)?);
             }
             if self.part.tres.as_ref().is_some_and(TresSums::is_kept) {
                 self.charge_tres(job, path, Resolved { row, start, billable, factor }, usage)?;
@@ -559,7 +553,7 @@ impl UsageCharger<'_, '_> {
             self.part.report.skipped[Skip::Unmatched] += 1;
             self.part.report.first_unmatched.get_or_insert((job.job_id, job.line));
             return Ok(None);
-        };
+        }
         let billable = self.per_shape(shape.map(|s| s.bill), |c| &mut c.shape_bills, Self::bill, job, path)?;
         let factor = self.per_shape(shape.map(|s| s.qos), |c| &mut c.shape_factors, Self::usage_factor, job, path)?;
         let bill = billable * factor;
@@ -970,6 +964,14 @@ const PENDING_BLOCK: usize = 1024;
 
 /// How far ahead [`add_all`] prefetches: enough misses in flight to cover memory's latency.
 const PREFETCH_AHEAD: usize = 16;
+
+/// Keeps `(row, usage)` in `pending`, adding the block to `sums` ([`add_all`]) once it is full.
+fn defer_add(pending: &mut Vec<(u32, f64)>, sums: &mut [ExactSum], row: u32, usage: f64) {
+    pending.push((row, usage));
+    if pending.len() == PENDING_BLOCK {
+        add_all(pending, sums);
+    }
+}
 
 /// Adds `(row, charge)` pairs, charges already checked to be in [`ExactSum`]'s range
 /// ([`summable_usage`]), and empties `adds`. At 10^6 associations the sums outgrow the caches

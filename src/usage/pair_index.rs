@@ -75,8 +75,7 @@ impl PairIndex {
     /// The index of `rows`: `(row, user, account, partition)` of every user record, in row order
     /// (a repeated association keeps its last row, as a map insert would).
     pub(crate) fn new(rows: &[(u32, &str, &str, Option<&str>)]) -> Self {
-        use rayon::prelude::*;
-        let hashes: Vec<u64> = rows.par_iter().map(|(_, u, a, _)| pair_hash(u.as_bytes(), a.as_bytes())).collect();
+        let hashes = crate::parallel::column(rows.len(), |i| pair_hash(rows[i].1.as_bytes(), rows[i].2.as_bytes()));
         let capacity = (rows.len() * 2).next_power_of_two().max(16);
         let mut index = PairIndex {
             slots: vec![0; capacity].into_boxed_slice(),
