@@ -2,4 +2,4 @@
 
 pub mod pending;
 
-pub use pending::{ParquetWaves, PendingFormat, PendingJobs};
+pub use pending::{ParquetWaves, PendingFormat, PendingJobs, TreeNames};

@@ -20,7 +20,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::properties::{DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT, EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
@@ -217,6 +217,26 @@ fn mostly_distinct(column: &dyn Array) -> bool {
     }
 }
 
+/// True for a name column whose distinct names in a row group's worth of rows would overflow a
+/// dictionary page: the writer would hash every row into a dictionary only to fall back to plain
+/// pages (a 10^7-job queue against 9·10^5 users spent a tenth of `score` there).
+fn names_overflow_dictionary(column: &dyn Array) -> bool {
+    let Some(dict) = column.as_any_dictionary_opt() else { return false };
+    let Some(values) = dict.values().as_string_opt::<i32>().filter(|v| !v.is_empty()) else { return false };
+    let rows = dict.slice(0, dict.len().min(ROW_GROUP_ROWS));
+    let mut seen = vec![false; values.len()];
+    let mut bytes = 0;
+    for (i, k) in rows.as_any_dictionary().normalized_keys().into_iter().enumerate() {
+        if rows.is_valid(i) && !std::mem::replace(&mut seen[k], true) {
+            bytes += values.value_length(k) as usize + 4;
+            if bytes > DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// ZSTD level of every Parquet output.
 const ZSTD_LEVEL: i32 = 1;
 
@@ -233,7 +253,7 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: Vec<KeyValue>) 
 /// `schema` with dictionary-encoded names declared as their plain values: Parquet's pages hold
 /// names the same way either way, and the file's Arrow schema then tells every reader the one
 /// name type of all our outputs (`string`), so a jobs file joins an associations file without a
-/// cast. The dictionary arrays are still what the writer encodes, which spares hashing each row.
+/// cast.
 fn plain_names(schema: &SchemaRef) -> SchemaRef {
     let fields: Vec<Field> = schema
         .fields()
@@ -276,7 +296,7 @@ impl ParquetSink {
         // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
         for (field, column) in first.schema().fields().iter().zip(first.columns()) {
             let path = || ColumnPath::from(field.name().as_str());
-            if mostly_distinct(column.as_ref()) {
+            if mostly_distinct(column.as_ref()) || names_overflow_dictionary(column.as_ref()) {
                 props = props.set_column_dictionary_enabled(path(), false);
             }
             // Names repeated row after row (users, accounts, partitions of jobs) in no order: each
@@ -360,13 +380,31 @@ impl ParquetSink {
 /// # Errors
 /// Never in practice: the columns are built to match.
 pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Result<RecordBatch> {
-    // Every name column shares the queue's names as its values; the ids move in as keys, NONE
-    // (no QOS) as a null.
-    let values: ArrayRef =
-        Arc::new(StringArray::from_iter_values((0..jobs.names.len() as u32).map(|i| jobs.names.name(i))));
+    // Every name column shares as its values the names these rows use, in id order (the queue's
+    // interner may hold a whole tree's); the ids, renumbered, move in as keys, NONE (no QOS) as
+    // a null.
+    let jobs_of_rows = || {
+        let mut last = NONE;
+        scores.job.iter().filter(move |&&j| std::mem::replace(&mut last, j) != j)
+    };
+    let mut key_of = vec![NONE; jobs.names.len()];
+    let named = jobs_of_rows().flat_map(|&j| [jobs.user[j as usize], jobs.account[j as usize]]);
+    for id in named.chain(scores.partition.iter().copied()).chain(scores.qos.iter().copied()) {
+        if id != NONE {
+            key_of[id as usize] = 0;
+        }
+    }
+    let mut used = 0;
+    for k in key_of.iter_mut().filter(|k| **k != NONE) {
+        *k = used;
+        used += 1;
+    }
+    let values: ArrayRef = Arc::new(StringArray::from_iter_values(
+        key_of.iter().enumerate().filter(|(_, k)| **k != NONE).map(|(id, _)| jobs.names.name(id as u32)),
+    ));
     let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
         let nulls = ids.contains(&NONE).then(|| NullBuffer::from_iter(ids.iter().map(|&k| k != NONE)));
-        let keys = UInt32Array::new(ids.into(), nulls);
+        let keys = UInt32Array::new(column(ids.len(), |r| key_of.get(ids[r] as usize).copied().unwrap_or(0)).into(), nulls);
         let a = DictionaryArray::<UInt32Type>::try_new(keys, values.clone()).map_err(|e| Error::format("<jobs>", e))?;
         Ok(Arc::new(a))
     };
@@ -460,6 +498,33 @@ mod tests {
         let group = first_row_group(&batch);
         let has_min_max = |c: usize| group.column(c).statistics().is_some_and(|s| s.min_bytes_opt().is_some());
         assert_eq!((0..3).map(has_min_max).collect::<Vec<_>>(), [false, true, true]);
+    }
+
+    #[test]
+    fn names_too_many_for_a_dictionary_page_are_written_plain() {
+        // 60,000 distinct 20-byte names overflow a 1 MiB dictionary page; 3 names do not.
+        let many = StringArray::from_iter_values((0..60_000).map(|i| format!("user-with-a-name{i:04}")));
+        let n = 120_000u32;
+        let dict = |values: StringArray, modulo: u32| -> ArrayRef {
+            let keys = UInt32Array::from_iter((0..n).map(|i| (i % 7 != 0).then_some(i % modulo)));
+            Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).unwrap())
+        };
+        let batch = RecordBatch::try_from_iter([
+            ("user", dict(many.clone(), 60_000)),
+            ("account", dict(StringArray::from(vec!["physics", "chem", "bio"]), 3)),
+            ("few_of_many", dict(many, 50)),
+        ])
+        .unwrap();
+        assert_eq!(batch.columns().iter().map(|c| names_overflow_dictionary(c)).collect::<Vec<_>>(), [true, false, false]);
+        let group = first_row_group(&batch);
+        let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
+        assert_eq!((0..3).map(dictionary).collect::<Vec<_>>(), [false, true, true]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_parquet(&path, &batch, Vec::new()).unwrap();
+        let back = crate::io::read_parquet_whole(&path).unwrap();
+        let expected = arrow::compute::cast(batch.column(0), &DataType::Utf8).unwrap();
+        assert_eq!(back.column(0).as_ref(), expected.as_ref());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::tree_source::TreeSource;
 use super::{Observer, Site};
 use crate::config::{QosTable, SlurmConf};
 use crate::io::TreeFormat;
-use crate::jobs::{ParquetWaves, PendingFormat, PendingJobs};
+use crate::jobs::{ParquetWaves, PendingFormat, PendingJobs, TreeNames};
 use crate::output::parquet::{ParquetSink, jobs_batch, jobs_metadata};
 use crate::pass::{Algorithm, FairShare, Params};
 use crate::priority::flux::score_flux;
@@ -61,9 +61,11 @@ impl Queue {
         observer: &dyn Observer,
     ) -> Result<Self> {
         let prio = SlurmPriority::new(conf, qos, now);
-        let jobs = PendingJobs::read(&pending.path, pending.format, &prio.weights.tres_keys())?;
+        let names = std::sync::Arc::new(TreeNames::new(tree));
+        let jobs = PendingJobs::read_with(&pending.path, pending.format, &prio.weights.tres_keys(), &names)?;
         observer.step(&format!("scoring {} pending jobs", jobs.len()));
-        let (scores, unknown) = prio.score(&jobs, tree, fs)?;
+        let mut scores = Scores::default();
+        let unknown = prio.prepare_with(&jobs, tree, fs, Some(&names))?.score_jobs(0..jobs.len(), &mut scores);
         observer.step_done();
         UnknownJobs::of(&jobs, &unknown).warn(observer);
         let tres_weight_text = prio.weights.tres.iter().map(|(t, w)| format!("{t}={w}")).collect::<Vec<_>>().join(",");
@@ -264,13 +266,15 @@ pub fn score_streamed(
         Some(f) => f,
         None => PendingFormat::detect(&pending.path)?,
     };
+    // Every wave's names start from the tree's, so known names keep one id throughout.
+    let names = std::sync::Arc::new(TreeNames::new(tree));
     let mut waves = match format {
-        PendingFormat::Parquet => Some(ParquetWaves::open(&pending.path, &keep)?),
+        PendingFormat::Parquet => Some(ParquetWaves::open(&pending.path, &keep)?.with_names(names.clone())),
         PendingFormat::Csv | PendingFormat::SqueueJson => None,
     };
     // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
     // still gets a batch).
-    let whole = || PendingJobs::read(&pending.path, Some(format), &keep);
+    let whole = || PendingJobs::read_with(&pending.path, Some(format), &keep, &names);
     let mut write = |batch: Option<RecordBatch>| batch.map_or(Ok(()), &mut *sink);
     let mut held = None;
     let mut unknown = UnknownJobs::default();
@@ -281,7 +285,7 @@ pub fn score_streamed(
         None => whole()?,
     });
     while let Some(jobs) = chunk.take() {
-        let queue = prio.prepare(&jobs, tree, fs)?;
+        let queue = prio.prepare_with(&jobs, tree, fs, Some(&names))?;
         let mut start = 0;
         loop {
             let end = (start + JOBS_PER_SLICE).min(jobs.len());

@@ -3,7 +3,7 @@
 
 pub mod check;
 pub mod flux;
-mod slurm;
+pub(crate) mod slurm;
 
 pub use slurm::{PreparedQueue, SlurmPriority, Weights, age_factor, clamp_priority};
 

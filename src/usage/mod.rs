@@ -18,7 +18,7 @@ pub mod flux_db;
 pub mod flux_records;
 pub mod history;
 mod lines;
-mod pair_index;
+pub(crate) mod pair_index;
 mod partial;
 pub mod records;
 pub mod reset;

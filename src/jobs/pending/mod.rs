@@ -19,11 +19,14 @@ mod csv;
 mod parquet;
 mod queue;
 mod squeue_json;
+mod tree_names;
 
 use std::path::Path;
+use std::sync::Arc;
 
 pub use self::parquet::ParquetWaves;
 pub use self::queue::{DEFAULT_URGENCY, NO_VAL, PendingFormat, PendingJobs};
+pub use self::tree_names::TreeNames;
 use crate::config::tres::Tres;
 use crate::error::Result;
 use crate::io::read::source;
@@ -51,18 +54,42 @@ impl PendingJobs {
     /// # Errors
     /// An unreadable file, a missing column, or a bad value, naming the line or row.
     pub fn read(path: &Path, format: Option<PendingFormat>, keep: &[Tres]) -> Result<Self> {
+        Self::read_against(path, format, keep, None)
+    }
+
+    /// [`Self::read`] against the names of the tree the queue will be scored against: a job's
+    /// names take their ids from `names`, and
+    /// [`SlurmPriority::prepare_with`](crate::priority::SlurmPriority::prepare_with) then
+    /// indexes the associations without a lookup.
+    ///
+    /// # Errors
+    /// As [`Self::read`].
+    pub fn read_with(path: &Path, format: Option<PendingFormat>, keep: &[Tres], names: &Arc<TreeNames>) -> Result<Self> {
+        Self::read_against(path, format, keep, Some(names))
+    }
+
+    fn read_against(
+        path: &Path,
+        format: Option<PendingFormat>,
+        keep: &[Tres],
+        tree_names: Option<&Arc<TreeNames>>,
+    ) -> Result<Self> {
         let format = match format {
             Some(f) => f,
             None => PendingFormat::detect(path)?,
         };
-        let mut jobs = PendingJobs { format, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
+        let names = tree_names.map(|t| t.interner()).unwrap_or_default();
+        let mut jobs = PendingJobs { format, names, ..PendingJobs::empty(path.to_path_buf(), keep.to_vec()) };
         let fits =
             |rows: u64| crate::memory::ensure_fits(path, "this queue", rows * crate::memory::BYTES_PER_PENDING_JOB);
         // Text queues run about 80 bytes per job.
         let text_rows = || crate::memory::file_size(path) / 80;
         match format {
             PendingFormat::Parquet => {
-                let waves = ParquetWaves::open(path, keep)?;
+                let mut waves = ParquetWaves::open(path, keep)?;
+                if let Some(t) = tree_names {
+                    waves = waves.with_names(t.clone());
+                }
                 fits(waves.rows())?;
                 jobs.read_parquet(waves)?;
             }

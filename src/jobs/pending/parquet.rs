@@ -7,7 +7,7 @@ use parquet::arrow::ProjectionMask;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch, StringViewArray};
 use arrow::compute::{cast, cast_with_options};
 use arrow::datatypes::DataType;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use super::columns::{Cell, Columns};
 use super::queue::{DEFAULT_URGENCY, KeptTres, NICE_RANGE, NO_VAL, Names, PendingFormat, PendingJobs};
+use super::tree_names::TreeNames;
 use crate::config::tres::{Tres, read_kept_counts};
 use crate::error::{Error, Result};
 use crate::io::read::interner::Interner;
@@ -39,7 +40,14 @@ impl PendingJobs {
     }
 
     /// Reads one record batch; `row` counts the rows before it and is advanced past it.
-    fn push_batch(&mut self, path: &Path, batch: &RecordBatch, row: &mut u64, kept: &mut KeptTres) -> Result<()> {
+    fn push_batch(
+        &mut self,
+        path: &Path,
+        batch: &RecordBatch,
+        row: &mut u64,
+        kept: &mut KeptTres,
+        tree: Option<&TreeNames>,
+    ) -> Result<()> {
         let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
         let cols = Columns::resolve(&names).map_err(|m| Error::input(path, None, m))?;
         let name_columns = [cols.user, cols.account, cols.partition, cols.qos];
@@ -54,7 +62,7 @@ impl PendingJobs {
             cols.site_factor,
         ];
         // Only the columns read are converted: an extra column may hold anything.
-        let columns: Vec<Column> = batch
+        let mut columns: Vec<Column> = batch
             .columns()
             .iter()
             .zip(&names)
@@ -67,6 +75,7 @@ impl PendingJobs {
             })
             .collect::<std::result::Result<_, Bad>>()
             .map_err(|b| b.error(path, *row))?;
+        self.intern_views(&cols, &mut columns, tree);
         if self.push_columns(&cols, &columns, batch.num_rows(), *row) {
             *row += batch.num_rows() as u64;
             return Ok(());
@@ -79,6 +88,32 @@ impl PendingJobs {
             self.push(raw, line, kept)?;
         }
         Ok(())
+    }
+
+    /// Interns the name columns read as string views (users and accounts, which may be too many
+    /// for a dictionary page): user and account together, one lookup of the pair in `tree`'s
+    /// names, when both hold single names; other views name by name. A column some row of which
+    /// the row path must read (a null, an empty name, a list, surrounding space) stays as it is,
+    /// for the row path to read and name the row.
+    fn intern_views(&mut self, cols: &Columns, columns: &mut [Column], tree: Option<&TreeNames>) {
+        let single = |c: &Column| matches!(c, Column::View(v) if single_names(v));
+        if let Some(tree) = tree
+            && single(&columns[cols.user])
+            && single(&columns[cols.account])
+            && let (Column::View(user), Column::View(account)) = (&columns[cols.user], &columns[cols.account])
+        {
+            let (mut users, mut accounts) = (Vec::with_capacity(user.len()), Vec::with_capacity(user.len()));
+            tree.push_pairs(user, account, &mut self.names, &mut users, &mut accounts);
+            columns[cols.user] = Column::Ids(users);
+            columns[cols.account] = Column::Ids(accounts);
+        }
+        for c in columns.iter_mut() {
+            if let Column::View(v) = c
+                && single_names(v)
+            {
+                *c = Column::Ids(v.iter().flatten().map(|name| self.names.intern(name)).collect());
+            }
+        }
     }
 
     /// Appends a batch of typed columns a column at a time, with no cell per value; false, with
@@ -105,16 +140,23 @@ impl PendingJobs {
         }
         self.job_id.extend(job_id.iter().map(|&v| v as u64));
         let single = |c: usize, out: &mut Vec<u32>| -> Option<()> {
-            let Column::Names(keys, lists) = &columns[c] else { return None };
-            if keys.null_count() > 0 || lists.iter().any(|l| l.len() != 1) {
-                return None;
+            match &columns[c] {
+                Column::Ids(ids) => out.extend_from_slice(ids),
+                Column::Names(keys, lists) if keys.null_count() == 0 && lists.iter().all(|l| l.len() == 1) => {
+                    out.extend(keys.values().iter().map(|&k| lists[k as usize][0]));
+                }
+                _ => return None,
             }
-            out.extend(keys.values().iter().map(|&k| lists[k as usize][0]));
             Some(())
         };
         single(cols.user, &mut self.user)?;
         single(cols.account, &mut self.account)?;
         let lists = |c: usize, ids: &mut Vec<u32>, offsets: &mut Vec<u32>, required: bool| -> Option<()> {
+            if let Column::Ids(single) = &columns[c] {
+                ids.extend_from_slice(single);
+                offsets.extend((1..=n).map(|i| (ids.len() - n + i) as u32));
+                return Some(());
+            }
             let Column::Names(keys, lists) = &columns[c] else { return None };
             for i in 0..n {
                 match keys.is_valid(i).then(|| &lists[keys.value(i) as usize]) {
@@ -176,7 +218,7 @@ impl PendingJobs {
 
     /// Appends `chunk`, read from a later part of the same file, mapping its name ids to ours.
     fn append(&mut self, chunk: PendingJobs) {
-        let ids: Vec<u32> = (0..chunk.names.len() as u32).map(|i| self.names.intern(chunk.names.name(i))).collect();
+        let ids = self.names.absorb(&chunk.names);
         fn map<'a>(ids: &'a [u32], v: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
             v.iter().map(|&i| ids[i as usize])
         }
@@ -241,6 +283,8 @@ pub struct ParquetWaves {
     metadata: ArrowReaderMetadata,
     first_row: Vec<u64>,
     tres: Vec<Tres>,
+    /// The names of the tree the jobs will be scored against.
+    tree: Option<Arc<TreeNames>>,
     next: usize,
 }
 
@@ -252,17 +296,24 @@ impl ParquetWaves {
     pub fn open(path: &Path, keep: &[Tres]) -> Result<Self> {
         guarded(path, || {
             let (_, plain) = open_checked(path, ArrowReaderOptions::new())?;
-            // Read the name and TRES columns as dictionaries: Parquet stores them dictionary-encoded,
-            // and each distinct value is then interned or read once instead of once per job.
+            // Partitions, QOS and TRES requests are few: read as dictionaries, each distinct value
+            // is interned or read once instead of once per job. Users and accounts may be too many
+            // for a dictionary page (then stored plain, and a dictionary would be rebuilt by hashing
+            // every row): read as string views and interned row by row.
             let fields: Vec<arrow::datatypes::FieldRef> = plain
                 .schema()
                 .fields()
                 .iter()
                 .map(|f| {
-                    let dict_col = matches!(f.name().as_str(), "user" | "account" | "partition" | "qos" | "tres_req");
-                    if dict_col && matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
-                        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()));
-                        Arc::new(f.as_ref().clone().with_data_type(dict))
+                    let hint = match f.name().as_str() {
+                        "user" | "account" => DataType::Utf8View,
+                        "partition" | "qos" | "tres_req" => {
+                            DataType::Dictionary(Box::new(DataType::Int32), Box::new(f.data_type().clone()))
+                        }
+                        _ => return f.clone(),
+                    };
+                    if matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+                        Arc::new(f.as_ref().clone().with_data_type(hint))
                     } else {
                         f.clone()
                     }
@@ -273,8 +324,22 @@ impl ParquetWaves {
             let metadata =
                 ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
             let first_row = first_rows(&metadata);
-            Ok(ParquetWaves { path: path.to_path_buf(), metadata, first_row, tres: keep.to_vec(), next: 0 })
+            Ok(ParquetWaves {
+                path: path.to_path_buf(),
+                metadata,
+                first_row,
+                tres: keep.to_vec(),
+                tree: None,
+                next: 0,
+            })
         })
+    }
+
+    /// The jobs will be read against `names`, the names of the tree they will be scored
+    /// against, as [`PendingJobs::read_with`] reads them.
+    #[must_use]
+    pub fn with_names(self, names: Arc<TreeNames>) -> Self {
+        ParquetWaves { tree: Some(names), ..self }
     }
 
     /// Jobs in the file.
@@ -315,14 +380,17 @@ impl ParquetWaves {
 
     fn read_group(&self, g: usize) -> Result<PendingJobs> {
         let path = &self.path;
-        let mut chunk =
-            PendingJobs { format: PendingFormat::Parquet, ..PendingJobs::empty(path.clone(), self.tres.clone()) };
+        let mut chunk = PendingJobs {
+            format: PendingFormat::Parquet,
+            names: self.tree.as_ref().map(|t| t.interner()).unwrap_or_default(),
+            ..PendingJobs::empty(path.clone(), self.tres.clone())
+        };
         chunk.reserve(self.metadata.metadata().row_group(g).num_rows().max(0) as usize);
         let mut kept = KeptTres::new(&self.tres);
         let reader = group_reader(path, &self.metadata, g, 1 << 20, ProjectionMask::all())?;
         let mut row = self.first_row[g];
         for batch in reader {
-            chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept)?;
+            chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept, self.tree.as_deref())?;
         }
         Ok(chunk)
     }
@@ -334,6 +402,10 @@ enum Column {
     Int(arrow::array::Int64Array),
     /// Dictionary keys and, per dictionary value, its interned names (a comma list may hold several).
     Names(arrow::array::Int32Array, Vec<Vec<u32>>),
+    /// Names not yet interned.
+    View(StringViewArray),
+    /// One interned name per row.
+    Ids(Vec<u32>),
     /// Dictionary keys and, per dictionary value, the kept TRES counts it requests.
     Tres(arrow::array::Int32Array, Vec<std::result::Result<Vec<u64>, String>>),
     /// A column the reader does not read.
@@ -390,7 +462,8 @@ impl Column {
     fn names(a: &ArrayRef, name: &str, names: &mut Interner) -> std::result::Result<Self, Bad> {
         Ok(match text(a, name)? {
             Text::Plain(values) => Column::Text(values),
-            Text::View(_) => Column::Text(strings(a, name)?),
+            // Interned with the other name columns once all are read (`intern_views`).
+            Text::View(views) => Column::View(views),
             Text::Dict(keys, values) => {
                 let lists = (0..values.len())
                     .map(|v| {
@@ -434,9 +507,18 @@ impl Column {
             Column::Text(a) if a.is_valid(i) => Cell::Text(a.value(i)),
             Column::Int(a) if a.is_valid(i) => Cell::Int(a.value(i)),
             Column::Names(keys, lists) if keys.is_valid(i) => Cell::Ids(&lists[keys.value(i) as usize]),
+            Column::Ids(ids) => Cell::Ids(std::slice::from_ref(&ids[i])),
+            Column::View(a) if a.is_valid(i) => Cell::Text(a.value(i)),
             _ => Cell::Null,
         }
     }
+}
+
+/// True when every row holds one name as the row path would read it: not null, not empty, no
+/// comma, no surrounding space.
+fn single_names(views: &StringViewArray) -> bool {
+    views.null_count() == 0
+        && views.iter().flatten().all(|v| !v.is_empty() && !v.contains(',') && v.trim().len() == v.len())
 }
 
 /// The values of an integer column, `default` for nulls; `None` when the column is not integers or
