@@ -3,7 +3,7 @@
 
 pub mod check;
 pub mod flux;
-pub(crate) mod slurm;
+mod slurm;
 
 pub use slurm::{PreparedQueue, SlurmPriority, Weights, age_factor, clamp_priority};
 

@@ -7,7 +7,7 @@
 use super::{NONE, Scores};
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres};
 use crate::error::{Error, Result};
-use crate::io::read::interner::Interner;
+use crate::jobs::pending::user_associations;
 use crate::jobs::{PendingJobs, TreeNames};
 use crate::jobs::pending::NO_VAL;
 use crate::parallel;
@@ -596,26 +596,6 @@ struct Resolved {
 }
 
 const UNRESOLVED: Resolved = Resolved { row: NONE, fs: 0.0, prio: 0.0 };
-
-/// (user, account, partition or [`NONE`], row) of every user association of `tree` whose names
-/// `names` knows (a job can only name known ones), sorted.
-pub(crate) fn user_associations(tree: &AssocTree, names: &Interner) -> Vec<(u32, u32, u32, u32)> {
-    let mut by_user: Vec<(u32, u32, u32, u32)> = Vec::new();
-    for r in 0..tree.len() {
-        let Some(user) = tree.user_name(r).and_then(|u| names.get(u)) else { continue };
-        let Some(account) = names.get(tree.account(r)) else { continue };
-        let part = match tree.partition(r) {
-            None => NONE,
-            Some(p) => match names.get(p) {
-                Some(id) => id,
-                None => continue,
-            },
-        };
-        by_user.push((user, account, part, r as u32));
-    }
-    by_user.sort_unstable();
-    by_user
-}
 
 impl AssocIndex {
     /// The index of `by_user` ([`user_associations`]) over `names` name ids.

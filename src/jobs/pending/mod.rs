@@ -27,6 +27,7 @@ use std::sync::Arc;
 pub use self::parquet::ParquetWaves;
 pub use self::queue::{DEFAULT_URGENCY, NO_VAL, PendingFormat, PendingJobs};
 pub use self::tree_names::TreeNames;
+pub(crate) use self::tree_names::user_associations;
 use crate::config::tres::Tres;
 use crate::error::Result;
 use crate::io::read::source;

@@ -65,7 +65,7 @@ impl TreeNames {
                 pair_ids.push(ids);
             }
         }
-        let by_user = crate::priority::slurm::user_associations(tree, &names);
+        let by_user = user_associations(tree, &names);
         TreeNames { pairs: PairIndex::new(&keys), names: Arc::new(names), pair_ids, by_user, rows: tree.len() }
     }
 
@@ -106,6 +106,26 @@ impl TreeNames {
             accounts.push(a);
         }
     }
+}
+
+/// (user, account, partition or [`NONE`], row) of every user association of `tree` whose names
+/// `names` knows (a job can only name known ones), sorted.
+pub(crate) fn user_associations(tree: &AssocTree, names: &Interner) -> Vec<(u32, u32, u32, u32)> {
+    let mut by_user: Vec<(u32, u32, u32, u32)> = Vec::new();
+    for r in 0..tree.len() {
+        let Some(user) = tree.user_name(r).and_then(|u| names.get(u)) else { continue };
+        let Some(account) = names.get(tree.account(r)) else { continue };
+        let part = match tree.partition(r) {
+            None => NONE,
+            Some(p) => match names.get(p) {
+                Some(id) => id,
+                None => continue,
+            },
+        };
+        by_user.push((user, account, part, r as u32));
+    }
+    by_user.sort_unstable();
+    by_user
 }
 
 #[cfg(test)]
