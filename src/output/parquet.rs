@@ -404,7 +404,8 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
     ));
     let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
         let nulls = ids.contains(&NONE).then(|| NullBuffer::from_iter(ids.iter().map(|&k| k != NONE)));
-        let keys = UInt32Array::new(column(ids.len(), |r| key_of.get(ids[r] as usize).copied().unwrap_or(0)).into(), nulls);
+        let keys =
+            UInt32Array::new(column(ids.len(), |r| key_of.get(ids[r] as usize).copied().unwrap_or(0)).into(), nulls);
         let a = DictionaryArray::<UInt32Type>::try_new(keys, values.clone()).map_err(|e| Error::format("<jobs>", e))?;
         Ok(Arc::new(a))
     };
@@ -515,7 +516,10 @@ mod tests {
             ("few_of_many", dict(many, 50)),
         ])
         .unwrap();
-        assert_eq!(batch.columns().iter().map(|c| names_overflow_dictionary(c)).collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!(
+            batch.columns().iter().map(|c| names_overflow_dictionary(c)).collect::<Vec<_>>(),
+            [true, false, false]
+        );
         let group = first_row_group(&batch);
         let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
         assert_eq!((0..3).map(dictionary).collect::<Vec<_>>(), [false, true, true]);

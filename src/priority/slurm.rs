@@ -7,9 +7,9 @@
 use super::{NONE, Scores};
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres};
 use crate::error::{Error, Result};
+use crate::jobs::pending::NO_VAL;
 use crate::jobs::pending::user_associations;
 use crate::jobs::{PendingJobs, TreeNames};
-use crate::jobs::pending::NO_VAL;
 use crate::parallel;
 use crate::pass::FairShare;
 use crate::tree::AssocTree;

@@ -473,6 +473,43 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     names.dedup();
     assert_eq!(names.len(), before);
 
+    // Read against a tree's names (a job's user and account found as a pair, known names keeping
+    // the tree's ids, unknown ones added after them): the same queue.
+    let tree = write_file(
+        dir.path(),
+        "tree.csv",
+        "id,parent_id,account,user,partition,shares,usage,priority\n1,,root,,,1,0,\n2,1,acct0,,,1,0,\n\
+         3,2,acct0,amy,,1,0,\n4,2,acct0,zoe,,1,0,\n5,1,acct1,,,1,0,\n6,5,acct1,amy,,1,0,\n7,5,acct1,bob,gpu,1,0,\n",
+    );
+    let tree = fairshare::io::read_tree(&tree, None).unwrap();
+    let tree_names = Arc::new(fairshare::jobs::TreeNames::new(&tree));
+    let against = PendingJobs::read_with(&pq_path, Some(PendingFormat::Parquet), &keep, &tree_names).unwrap();
+    assert_eq!(named(&against, &against.user), named(&from_csv, &from_csv.user));
+    assert_eq!(named(&against, &against.account), named(&from_csv, &from_csv.account));
+    assert_eq!(named(&against, &against.part_ids), named(&from_csv, &from_csv.part_ids));
+    assert_eq!(named(&against, &against.qos_ids), named(&from_csv, &from_csv.qos_ids));
+    assert_eq!(
+        (against.part_offsets.clone(), against.tres_req.clone()),
+        (from_pq.part_offsets.clone(), from_pq.tres_req.clone())
+    );
+    let known = tree_names.interner();
+    assert_eq!(against.names.get("amy"), known.get("amy"));
+    assert!(known.get("kim").is_none() && against.names.get("kim").unwrap() as usize >= known.len());
+    // A name the row path must read (an empty user, in a later row group) is named at its row.
+    let batch = read_batch(&pq_path);
+    let empty_user: ArrayRef =
+        Arc::new(StringArray::from_iter_values((0..users.len()).map(|i| if i == 6 { "" } else { users[i] })));
+    let schema = batch.schema();
+    let columns = schema.fields().iter().map(|f| {
+        let column =
+            if f.name() == "user" { empty_user.clone() } else { batch.column_by_name(f.name()).unwrap().clone() };
+        (f.name().clone(), column)
+    });
+    let bad = dir.path().join("empty_user.parquet");
+    write_row_groups(&bad, &RecordBatch::try_from_iter(columns).unwrap(), 3);
+    let e = PendingJobs::read_with(&bad, Some(PendingFormat::Parquet), &keep, &tree_names).unwrap_err().to_string();
+    assert!(e.contains("empty_user.parquet:7:") && e.contains("must not be empty"), "{e}");
+
     // Rows 2 and 8 (row groups 1 and 3) are bad: the first in the file is reported.
     let bad = write_parquet("bad.parquet", &|i| if i == 1 || i == 7 { "cpu=lots".into() } else { tres(i) });
     let e = PendingJobs::read(&bad, Some(PendingFormat::Parquet), &keep).unwrap_err().to_string();

@@ -65,7 +65,12 @@ impl PendingJobs {
     ///
     /// # Errors
     /// As [`Self::read`].
-    pub fn read_with(path: &Path, format: Option<PendingFormat>, keep: &[Tres], names: &Arc<TreeNames>) -> Result<Self> {
+    pub fn read_with(
+        path: &Path,
+        format: Option<PendingFormat>,
+        keep: &[Tres],
+        names: &Arc<TreeNames>,
+    ) -> Result<Self> {
         Self::read_against(path, format, keep, Some(names))
     }
 

@@ -324,14 +324,7 @@ impl ParquetWaves {
             let metadata =
                 ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
             let first_row = first_rows(&metadata);
-            Ok(ParquetWaves {
-                path: path.to_path_buf(),
-                metadata,
-                first_row,
-                tres: keep.to_vec(),
-                tree: None,
-                next: 0,
-            })
+            Ok(ParquetWaves { path: path.to_path_buf(), metadata, first_row, tres: keep.to_vec(), tree: None, next: 0 })
         })
     }
 
@@ -390,7 +383,13 @@ impl ParquetWaves {
         let reader = group_reader(path, &self.metadata, g, 1 << 20, ProjectionMask::all())?;
         let mut row = self.first_row[g];
         for batch in reader {
-            chunk.push_batch(path, &batch.map_err(|e| Error::format(path, e))?, &mut row, &mut kept, self.tree.as_deref())?;
+            chunk.push_batch(
+                path,
+                &batch.map_err(|e| Error::format(path, e))?,
+                &mut row,
+                &mut kept,
+                self.tree.as_deref(),
+            )?;
         }
         Ok(chunk)
     }
