@@ -68,8 +68,9 @@ pub(crate) fn task_runs(owners: Range<usize>, first_item: impl Fn(usize) -> usiz
 
 /// Writes the text of every item of `items` to `out`, in order: `format` appends an item's text
 /// to a buffer. Tasks of [`CHUNK`] items are formatted in parallel a wave at a time (a task per
-/// thread) and written in order, so that the text of at most a wave is held: formatting, not
-/// writing, is the cost of a large table (10^7 sprio rows are 1.5 GB of text).
+/// thread) and written in order while the next wave is formatted, so that the text of at most two
+/// waves is held: formatting, not writing, is the cost of a large table (10^7 sprio rows are
+/// 1.5 GB of text).
 ///
 /// # Errors
 /// The first error of `out`; nothing after it is written.
@@ -80,19 +81,31 @@ pub(crate) fn write_text<T: Sync>(
 ) -> std::io::Result<()> {
     let text = |task: &[T]| {
         let mut text = String::new();
-        task.iter().for_each(|item| format(item, &mut text));
+        let Some((first, rest)) = task.split_first() else { return text };
+        format(first, &mut text);
+        // Sized from the first item, so the buffer is not copied as it doubles its way up.
+        text.reserve((text.len() + text.len() / 8) * rest.len());
+        rest.iter().for_each(|item| format(item, &mut text));
         text
     };
     if items.len() <= CHUNK {
         return out.write_all(text(items).as_bytes());
     }
+    // Each wave is written while the next is formatted: the copy into the page cache (1.4 s for
+    // 1.5 GB here) runs beside the formatting instead of after it.
+    let write =
+        |texts: Vec<String>, out: &mut dyn std::io::Write| texts.iter().try_for_each(|t| out.write_all(t.as_bytes()));
+    // `out` stays on this thread (a locked stdout cannot move); the formatting is spawned.
+    let mut formatted = Vec::new();
     for wave in items.chunks(CHUNK * rayon::current_num_threads().max(1)) {
-        let texts: Vec<String> = wave.par_chunks(CHUNK).map(text).collect();
-        for t in texts {
-            out.write_all(t.as_bytes())?;
-        }
+        let mut next = Vec::new();
+        rayon::in_place_scope(|s| {
+            s.spawn(|_| next = wave.par_chunks(CHUNK).map(text).collect());
+            write(std::mem::take(&mut formatted), &mut *out)
+        })?;
+        formatted = next;
     }
-    Ok(())
+    write(formatted, out)
 }
 
 /// `f` on every task: in order on this thread when there is one, else across rayon.

@@ -23,6 +23,10 @@ fn dest_name(dest: Option<&Path>) -> &Path {
 /// A name as the line-oriented text outputs print it: control characters (a newline or NUL a
 /// flux DB can hold) become `?`, so one association stays one line. Parquet keeps the exact name.
 fn printable(name: &str) -> Cow<'_, str> {
+    // Printable ASCII, the common case, is checked by bytes.
+    if name.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Cow::Borrowed(name);
+    }
     if name.chars().any(char::is_control) {
         Cow::Owned(name.chars().map(|c| if c.is_control() { '?' } else { c }).collect())
     } else {
@@ -41,5 +45,6 @@ mod tests {
     fn printable_names_keep_one_line() {
         assert_eq!(super::printable("chem"), "chem");
         assert_eq!(super::printable("a\nb\0c\td"), "a?b?c?d");
+        assert_eq!(super::printable("é\u{7f}\u{85}ü"), "é??ü");
     }
 }

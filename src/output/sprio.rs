@@ -142,13 +142,12 @@ fn push_str(out: &mut String, s: &str, width: usize, right: bool) {
     // ASCII, the common case: a char is a byte.
     if s.is_ascii() {
         let shown = &s[..s.len().min(width)];
-        let pad = std::iter::repeat_n(' ', width - shown.len());
         if right {
-            out.extend(pad);
+            push_spaces(out, width - shown.len());
             out.push_str(shown);
         } else {
             out.push_str(shown);
-            out.extend(pad);
+            push_spaces(out, width - shown.len());
         }
         return;
     }
@@ -162,6 +161,51 @@ fn push_str(out: &mut String, s: &str, width: usize, right: bool) {
         out.push_str(&cut);
         out.extend(std::iter::repeat_n(' ', width - n));
     }
+}
+
+/// The cell that `text` holds from byte `at` on, justified as [`push_str`] would print it: in
+/// place when it is ASCII (the common case), which spares a copy of every cell.
+fn justify(text: &mut String, at: usize, width: usize, right: bool) {
+    if width == 0 {
+        return;
+    }
+    if !text[at..].is_ascii() {
+        let cell = text.split_off(at);
+        push_str(text, &cell, width, right);
+        return;
+    }
+    text.truncate(at + width.min(text.len() - at));
+    let pad = width - (text.len() - at);
+    if right && pad > 0 {
+        let mut spaces = String::new();
+        let spaces = match SPACES.get(..pad) {
+            Some(s) => s,
+            None => {
+                push_spaces(&mut spaces, pad);
+                &spaces
+            }
+        };
+        text.insert_str(at, spaces);
+    } else {
+        push_spaces(text, pad);
+    }
+}
+
+const SPACES: &str = "                                                                ";
+
+/// `n` spaces appended to `out` as whole slices (a char at a time was a tenth of writing sprio
+/// rows).
+fn push_spaces(out: &mut String, mut n: usize) {
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// An integer appended to `out` as `{}` prints it, without `core::fmt`.
+fn push_decimal(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 fn header(letter: char) -> &'static str {
@@ -184,25 +228,21 @@ fn header(letter: char) -> &'static str {
     }
 }
 
-/// The text of field `letter` on row `r`.
-/// Appends the text of field `letter` of score row `r` to `out`.
-fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, out: &mut String) {
+/// Appends the text of field `letter` of score row `r` to `out`; `tres_labels` are the weighted
+/// TRES as `name=`, in the order of `w.tres`.
+fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, tres_labels: &[String], out: &mut String) {
     let j = s.job[r] as usize;
     let norm = |out: &mut String, v: f64, weight: f64| {
         let _ = write!(out, "{:.7}", if weight != 0.0 { v / weight } else { 0.0 });
     };
     let name = |out: &mut String, id| out.push_str(&super::printable(jobs.names.name(id)));
     match letter {
-        'i' => {
-            let _ = write!(out, "{}", jobs.job_id[j]);
-        }
+        'i' => push_decimal(out, jobs.job_id[j]),
         'r' => name(out, s.partition[r]),
         'u' => name(out, jobs.user[j]),
         'o' => name(out, jobs.account[j]),
         'n' if s.qos[r] != NONE => name(out, s.qos[r]),
-        'Y' => {
-            let _ = write!(out, "{}", s.sprio_sum[r] as i64);
-        }
+        'Y' => push_decimal(out, s.sprio_sum[r] as i64),
         'y' => {
             let _ = write!(out, "{:16.14}", s.sprio_sum[r] / f64::from(u32::MAX));
         }
@@ -221,11 +261,13 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, out
         'p' => norm(out, s.partition_factor[r], w.partition),
         'q' => norm(out, s.qos_factor[r], w.qos),
         'T' | 't' => {
-            for ((t, weight), col) in w.tres.iter().zip(&s.tres).filter(|(_, col)| col[r] != 0.0) {
-                if !out.is_empty() {
+            let start = out.len();
+            let terms = w.tres.iter().zip(&s.tres).zip(tres_labels);
+            for (((_, weight), col), label) in terms.filter(|((_, col), _)| col[r] != 0.0) {
+                if out.len() > start {
                     out.push(',');
                 }
-                let _ = write!(out, "{t}=");
+                out.push_str(label);
                 if letter == 'T' {
                     push_int(out, col[r]);
                 } else {
@@ -244,7 +286,7 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, out
 fn push_int(out: &mut String, v: f64) {
     let rounded = v.round_ties_even();
     if rounded.abs() < 9e15 && !(rounded == 0.0 && v.is_sign_negative()) {
-        let _ = write!(out, "{}", rounded as i64);
+        push_decimal(out, rounded as i64);
     } else {
         let _ = write!(out, "{v:.0}");
     }
@@ -304,12 +346,11 @@ pub fn write_sprio(
     let write_error = |e| Error::io(super::dest_name(opts.dest.as_deref()), e);
     let mut text = String::new();
     let line = |text: &mut String, cellf: &dyn Fn(char, &mut String)| {
-        let mut cell = String::new();
         text.push_str(&format.prefix);
         for f in &format.fields {
-            cell.clear();
-            cellf(f.letter, &mut cell);
-            push_str(text, &cell, f.width, f.right);
+            let at = text.len();
+            cellf(f.letter, text);
+            justify(text, at, f.width, f.right);
             text.push_str(&f.suffix);
         }
         text.push('\n');
@@ -341,8 +382,13 @@ pub fn write_sprio(
             .unwrap_or(Ordering::Equal)
     });
     out.write_all(text.as_bytes()).map_err(write_error)?;
-    crate::parallel::write_text(&rows, |&r, text| line(text, &|c, b| cell(c, r, scores, jobs, weights, b)), out)
-        .map_err(write_error)
+    let labels: Vec<String> = weights.tres.iter().map(|(t, _)| format!("{t}=")).collect();
+    crate::parallel::write_text(
+        &rows,
+        |&r, text| line(text, &|c, b| cell(c, r, scores, jobs, weights, &labels, b)),
+        out,
+    )
+    .map_err(write_error)
 }
 
 /// `-S` keys: field letters, each optionally preceded by `-` (descending); commas allowed.
@@ -415,6 +461,29 @@ mod tests {
         push_str(&mut s, "|", 0, false);
         push_str(&mut s, "ab", 4, false);
         assert_eq!(s, "123|  ab|abcd|ab  ");
+        // In place, as push_str prints each cell after the text before it.
+        for (cell, width, right) in [
+            ("12345", 3, true),
+            ("ab", 4, true),
+            ("abcdef", 4, false),
+            ("ab", 4, false),
+            ("ab", 0, true),
+            ("é€x", 2, true),
+            ("é", 3, true),
+            ("é", 3, false),
+        ] {
+            let (mut in_place, mut pushed) = (String::from("x|"), String::from("x|"));
+            in_place.push_str(cell);
+            justify(&mut in_place, 2, width, right);
+            push_str(&mut pushed, cell, width, right);
+            assert_eq!(in_place, pushed, "{cell} {width} {right}");
+        }
+        // Wider than the spaces pushed at once.
+        for width in [64, 65, 200] {
+            let mut wide = String::new();
+            push_str(&mut wide, "x", width, true);
+            assert_eq!(wide, format!("{:>width$}", "x"));
+        }
     }
 
     #[test]
