@@ -516,8 +516,12 @@ impl Column {
 /// True when every row holds one name as the row path would read it: not null, not empty, no
 /// comma, no surrounding space.
 fn single_names(views: &StringViewArray) -> bool {
-    views.null_count() == 0
-        && views.iter().flatten().all(|v| !v.is_empty() && !v.contains(',') && v.trim().len() == v.len())
+    // Printable ASCII at both ends cannot be trimmed: only other names take `trim`.
+    let trimmed = |v: &str| match (v.as_bytes().first(), v.as_bytes().last()) {
+        (Some(a), Some(z)) if (0x21..0x7f).contains(a) && (0x21..0x7f).contains(z) => true,
+        _ => !v.is_empty() && v.trim().len() == v.len(),
+    };
+    views.null_count() == 0 && views.iter().flatten().all(|v| trimmed(v) && memchr::memchr(b',', v.as_bytes()).is_none())
 }
 
 /// The values of an integer column, `default` for nulls; `None` when the column is not integers or

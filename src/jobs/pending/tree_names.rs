@@ -52,20 +52,21 @@ impl TreeNames {
         let mut names = Interner::default();
         let mut pair_ids = Vec::new();
         let mut keys = Vec::new();
+        let mut by_user = Vec::new();
         for r in 0..tree.len() {
             if let Some(user) = tree.user_name(r) {
                 let account = tree.account(r);
                 let ids = (names.intern(user), names.intern(account));
-                if let Some(p) = tree.partition(r) {
-                    names.intern(p);
-                }
+                let partition = tree.partition(r).map_or(NONE, |p| names.intern(p));
+                by_user.push((ids.0, ids.1, partition, r as u32));
                 // A pair repeated with other partitions has the same ids: whichever index the
                 // table keeps names them.
                 keys.push((pair_ids.len() as u32, user, account, None));
                 pair_ids.push(ids);
             }
         }
-        let by_user = user_associations(tree, &names);
+        // As `user_associations` gives them.
+        by_user.sort_unstable();
         TreeNames { pairs: PairIndex::new(&keys), names: Arc::new(names), pair_ids, by_user, rows: tree.len() }
     }
 
@@ -158,5 +159,6 @@ mod tests {
         assert_eq!(queue.get("dana"), names.interner().get("dana"));
         assert_eq!(queue.get("nobody"), Some(u[u.len() - 1]));
         assert_eq!(names.interner().get("nobody"), None);
+        assert_eq!(names.by_user(), user_associations(&tree, &names.interner()));
     }
 }
