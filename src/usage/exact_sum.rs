@@ -50,6 +50,11 @@ impl ExactSum {
         Ok(s)
     }
 
+    /// Whether [`ExactSum::add`] takes `x`: 0 ≤ `x` < 2^96 (or -0), checked without adding.
+    pub fn holds(x: f64) -> bool {
+        x == 0.0 || (x > 0.0 && x < f64::from_bits(((1023 + BITS - FRACTION_BITS) as u64) << 52))
+    }
+
     /// Adds `x`, its bits below 2^-160 dropped. A sum reaching 2^96 stays there, saturated
     /// ([`ExactSum::is_saturated`]): since every value is non-negative, a total reaches 2^96 in
     /// one grouping of the values exactly when it does in every other.
@@ -240,7 +245,11 @@ mod tests {
     #[test]
     fn what_it_cannot_hold_is_refused_and_the_tiny_is_dropped() {
         for x in [-1.0, f64::NAN, f64::INFINITY, pow2(96), 1e300] {
-            assert!(ExactSum::of(x).is_err(), "{x}");
+            assert!(ExactSum::of(x).is_err() && !ExactSum::holds(x), "{x}");
+        }
+        let below = f64::from_bits(pow2(96).to_bits() - 1);
+        for x in [0.0, -0.0, pow2(-1074), pow2(-161), 1.0, below, -pow2(-1074)] {
+            assert_eq!(ExactSum::holds(x), ExactSum::of(x).is_ok(), "{x:e}");
         }
         assert_eq!(ExactSum::of(pow2(-161)).unwrap(), ExactSum::default());
         assert_eq!(ExactSum::of(-0.0).unwrap(), ExactSum::default());

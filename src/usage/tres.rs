@@ -100,7 +100,7 @@ impl TresSums {
             } else {
                 (seconds * count as f64, run_secs.saturating_mul(count))
             };
-            if ExactSum::of(charge).is_err() {
+            if !ExactSum::holds(charge) {
                 self.deferred_usage.truncate(mark);
                 self.deferred_run_secs.truncate(mark);
                 return Err(charge);
