@@ -57,7 +57,30 @@ pub struct AtomicFile {
     target: PathBuf,
     temp: PathBuf,
     file: Option<BufWriter<File>>,
+    /// Bytes written since the kernel was last asked to start writing them out.
+    unsent: usize,
     committed: bool,
+}
+
+/// Bytes after which [`AtomicFile`] asks the kernel to start writing its pages to disk.
+const WRITEBACK_STEP: usize = 64 << 20;
+
+/// Starts writing `file`'s dirty pages to disk without waiting for them, so the sync of
+/// [`AtomicFile::commit`] finds most of a large file written already: left to the kernel, the
+/// pages of a 1.5 GB sprio.txt waited for that sync (2.3 s on this project's VM) after the CPU
+/// work was done, instead of going to disk beside it. A hint: nothing happens where the call
+/// does not exist.
+fn start_writeback(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid open descriptor, the whole file as the range; the call reads no memory.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 impl AtomicFile {
@@ -80,7 +103,13 @@ impl AtomicFile {
         if let Some(meta) = previous {
             file.set_permissions(meta.permissions()).map_err(|e| Error::io(&temp, e))?;
         }
-        Ok(AtomicFile { target: target.to_path_buf(), temp, file: Some(BufWriter::new(file)), committed: false })
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            temp,
+            file: Some(BufWriter::new(file)),
+            unsent: 0,
+            committed: false,
+        })
     }
 
     /// Flushes, syncs and renames the file into place.
@@ -99,7 +128,14 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.file.as_mut().expect("file is present until commit").write(buf)
+        let file = self.file.as_mut().expect("file is present until commit");
+        let n = file.write(buf)?;
+        self.unsent += n;
+        if self.unsent >= WRITEBACK_STEP {
+            start_writeback(file.get_ref());
+            self.unsent = 0;
+        }
+        Ok(n)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -279,16 +279,59 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, tre
     }
 }
 
+/// The text of field `letter` of score row `r` when it is one piece made without a buffer (an
+/// integer, formatted into `digits`, or a printable name), padded straight into the line; `None`
+/// for the others, which [`cell`] appends.
+fn short_cell<'a>(
+    letter: char,
+    r: usize,
+    s: &'a Scores,
+    jobs: &'a PendingJobs,
+    digits: &'a mut itoa::Buffer,
+) -> Option<&'a str> {
+    let j = s.job[r] as usize;
+    let name = |id: u32| match super::printable(jobs.names.name(id)) {
+        std::borrow::Cow::Borrowed(name) => Some(name),
+        std::borrow::Cow::Owned(_) => None,
+    };
+    let int = match letter {
+        'i' => return Some(digits.format(jobs.job_id[j])),
+        'Y' => return Some(digits.format(s.sprio_sum[r] as i64)),
+        'r' => return name(s.partition[r]),
+        'u' => return name(jobs.user[j]),
+        'o' => return name(jobs.account[j]),
+        'n' if s.qos[r] != NONE => return name(s.qos[r]),
+        'n' => return Some(""),
+        'S' => f64::from(jobs.site_factor[j]),
+        'N' => f64::from(jobs.nice[j]),
+        'A' => s.age[r],
+        'B' => s.assoc_factor[r],
+        'F' => s.fairshare[r],
+        'J' => s.job_size[r],
+        'P' => s.partition_factor[r],
+        'Q' => s.qos_factor[r],
+        _ => return None,
+    };
+    rounded_int(int).map(|i| digits.format(i))
+}
+
+/// `v` as `{v:.0}` prints it when that is an integer's text: rounded half to even, below 2^53,
+/// and not a negative value rounding to `-0`.
+fn rounded_int(v: f64) -> Option<i64> {
+    let rounded = v.round_ties_even();
+    (rounded.abs() < 9e15 && !(rounded == 0.0 && v.is_sign_negative())).then_some(rounded as i64)
+}
+
 /// `format!("{v:.0}")` appended to `out`. Most values are integers below 2^53 once rounded
 /// (half to even, as that formatting rounds), which print as integers without its exact-decimal
 /// arithmetic (a third of the time of writing 10^7 sprio rows); the rest, and a negative value
 /// that rounds to `-0`, take the formatting itself.
 fn push_int(out: &mut String, v: f64) {
-    let rounded = v.round_ties_even();
-    if rounded.abs() < 9e15 && !(rounded == 0.0 && v.is_sign_negative()) {
-        push_decimal(out, rounded as i64);
-    } else {
-        let _ = write!(out, "{v:.0}");
+    match rounded_int(v) {
+        Some(i) => push_decimal(out, i),
+        None => {
+            let _ = write!(out, "{v:.0}");
+        }
     }
 }
 
@@ -345,21 +388,22 @@ pub fn write_sprio(
 ) -> Result<()> {
     let write_error = |e| Error::io(super::dest_name(opts.dest.as_deref()), e);
     let mut text = String::new();
-    let line = |text: &mut String, cellf: &dyn Fn(char, &mut String)| {
+    // `cellf(letter, text, width, right)` appends a field's cell, justified.
+    let line = |text: &mut String, cellf: &dyn Fn(char, &mut String, usize, bool)| {
         text.push_str(&format.prefix);
         for f in &format.fields {
-            let at = text.len();
-            cellf(f.letter, text);
-            justify(text, at, f.width, f.right);
+            cellf(f.letter, text, f.width, f.right);
             text.push_str(&f.suffix);
         }
         text.push('\n');
     };
     if !opts.no_header {
-        line(&mut text, &|c, b| b.push_str(header(c)));
+        line(&mut text, &|c, t, width, right| push_str(t, header(c), width, right));
     }
     if opts.weights_only {
-        line(&mut text, &|c, b| b.push_str(&weight_cell(c, weights, &opts.tres_weight_text)));
+        line(&mut text, &|c, t, width, right| {
+            push_str(t, &weight_cell(c, weights, &opts.tres_weight_text), width, right);
+        });
         return out.write_all(text.as_bytes()).map_err(write_error);
     }
     let mut rows: Vec<usize> = (0..scores.len())
@@ -383,9 +427,20 @@ pub fn write_sprio(
     });
     out.write_all(text.as_bytes()).map_err(write_error)?;
     let labels: Vec<String> = weights.tres.iter().map(|(t, _)| format!("{t}=")).collect();
+    let row_cell = |r: usize, c: char, text: &mut String, width: usize, right: bool| {
+        let mut digits = itoa::Buffer::new();
+        match short_cell(c, r, scores, jobs, &mut digits) {
+            Some(short) => push_str(text, short, width, right),
+            None => {
+                let at = text.len();
+                cell(c, r, scores, jobs, weights, &labels, text);
+                justify(text, at, width, right);
+            }
+        }
+    };
     crate::parallel::write_text(
         &rows,
-        |&r, text| line(text, &|c, b| cell(c, r, scores, jobs, weights, &labels, b)),
+        |&r, text| line(text, &|c, t, width, right| row_cell(r, c, t, width, right)),
         out,
     )
     .map_err(write_error)

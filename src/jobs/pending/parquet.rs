@@ -521,7 +521,8 @@ fn single_names(views: &StringViewArray) -> bool {
         (Some(a), Some(z)) if (0x21..0x7f).contains(a) && (0x21..0x7f).contains(z) => true,
         _ => !v.is_empty() && v.trim().len() == v.len(),
     };
-    views.null_count() == 0 && views.iter().flatten().all(|v| trimmed(v) && memchr::memchr(b',', v.as_bytes()).is_none())
+    views.null_count() == 0
+        && views.iter().flatten().all(|v| trimmed(v) && memchr::memchr(b',', v.as_bytes()).is_none())
 }
 
 /// The values of an integer column, `default` for nulls; `None` when the column is not integers or
