@@ -394,10 +394,8 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
             key_of[id as usize] = 0;
         }
     }
-    let mut used = 0;
-    for k in key_of.iter_mut().filter(|k| **k != NONE) {
-        *k = used;
-        used += 1;
+    for (used, k) in key_of.iter_mut().filter(|k| **k != NONE).enumerate() {
+        *k = used as u32;
     }
     let values: ArrayRef = Arc::new(StringArray::from_iter_values(
         key_of.iter().enumerate().filter(|(_, k)| **k != NONE).map(|(id, _)| jobs.names.name(id as u32)),

@@ -228,39 +228,96 @@ fn header(letter: char) -> &'static str {
     }
 }
 
-/// Appends the text of field `letter` of score row `r` to `out`; `tres_labels` are the weighted
-/// TRES as `name=`, in the order of `w.tres`.
-fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, tres_labels: &[String], out: &mut String) {
+/// What field `letter` of a score row shows, before it is text.
+enum Value {
+    /// A job id.
+    Id(u64),
+    /// The priority sum, truncated.
+    Int(i64),
+    /// A name id of the queue.
+    Name(u32),
+    /// A weighted factor, printed `%.0f`.
+    Whole(f64),
+    /// A factor divided by its weight (0 for no weight), printed `%.7f`.
+    Normalized(f64, f64),
+    /// The priority sum's share of 2^32-1, printed `%16.14f`.
+    Fraction(f64),
+    /// The weighted TRES terms, as sprio's `%T` (weighted) or `%t` (normalized) lists them.
+    Tres { weighted: bool },
+    /// Nothing (no QOS, an unknown letter).
+    Empty,
+}
+
+/// What field `letter` of score row `r` shows.
+fn value(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights) -> Value {
     let j = s.job[r] as usize;
-    let norm = |out: &mut String, v: f64, weight: f64| {
-        let _ = write!(out, "{:.7}", if weight != 0.0 { v / weight } else { 0.0 });
-    };
-    let name = |out: &mut String, id| out.push_str(&super::printable(jobs.names.name(id)));
     match letter {
-        'i' => push_decimal(out, jobs.job_id[j]),
-        'r' => name(out, s.partition[r]),
-        'u' => name(out, jobs.user[j]),
-        'o' => name(out, jobs.account[j]),
-        'n' if s.qos[r] != NONE => name(out, s.qos[r]),
-        'Y' => push_decimal(out, s.sprio_sum[r] as i64),
-        'y' => {
-            let _ = write!(out, "{:16.14}", s.sprio_sum[r] / f64::from(u32::MAX));
+        'i' => Value::Id(jobs.job_id[j]),
+        'Y' => Value::Int(s.sprio_sum[r] as i64),
+        'r' => Value::Name(s.partition[r]),
+        'u' => Value::Name(jobs.user[j]),
+        'o' => Value::Name(jobs.account[j]),
+        'n' if s.qos[r] != NONE => Value::Name(s.qos[r]),
+        'y' => Value::Fraction(s.sprio_sum[r] / f64::from(u32::MAX)),
+        'S' => Value::Whole(f64::from(jobs.site_factor[j])),
+        'N' => Value::Whole(f64::from(jobs.nice[j])),
+        'A' => Value::Whole(s.age[r]),
+        'B' => Value::Whole(s.assoc_factor[r]),
+        'F' => Value::Whole(s.fairshare[r]),
+        'J' => Value::Whole(s.job_size[r]),
+        'P' => Value::Whole(s.partition_factor[r]),
+        'Q' => Value::Whole(s.qos_factor[r]),
+        'a' => Value::Normalized(s.age[r], w.age),
+        'b' => Value::Normalized(s.assoc_factor[r], w.assoc),
+        'f' => Value::Normalized(s.fairshare[r], w.fairshare),
+        'j' => Value::Normalized(s.job_size[r], w.job_size),
+        'p' => Value::Normalized(s.partition_factor[r], w.partition),
+        'q' => Value::Normalized(s.qos_factor[r], w.qos),
+        'T' | 't' => Value::Tres { weighted: letter == 'T' },
+        _ => Value::Empty,
+    }
+}
+
+/// The text of `v` when it is one piece made without a buffer (an integer, formatted into
+/// `digits`, or a printable name), to be padded straight into the line; `None` for the others,
+/// which [`push_value`] appends.
+fn short_text<'a>(v: &Value, jobs: &'a PendingJobs, digits: &'a mut itoa::Buffer) -> Option<&'a str> {
+    match *v {
+        Value::Id(i) => Some(digits.format(i)),
+        Value::Int(i) => Some(digits.format(i)),
+        Value::Name(id) => match super::printable(jobs.names.name(id)) {
+            std::borrow::Cow::Borrowed(name) => Some(name),
+            std::borrow::Cow::Owned(_) => None,
+        },
+        Value::Whole(x) => rounded_int(x).map(|i| digits.format(i)),
+        Value::Empty => Some(""),
+        _ => None,
+    }
+}
+
+/// Appends the text of `v`, of score row `r`, to `out`; `tres_labels` are the weighted TRES as
+/// `name=`, in the order of `w.tres`.
+fn push_value(
+    v: &Value,
+    r: usize,
+    s: &Scores,
+    jobs: &PendingJobs,
+    w: &Weights,
+    tres_labels: &[String],
+    out: &mut String,
+) {
+    match *v {
+        Value::Id(i) => push_decimal(out, i),
+        Value::Int(i) => push_decimal(out, i),
+        Value::Name(id) => out.push_str(&super::printable(jobs.names.name(id))),
+        Value::Whole(x) => push_int(out, x),
+        Value::Normalized(x, weight) => {
+            let _ = write!(out, "{:.7}", if weight != 0.0 { x / weight } else { 0.0 });
         }
-        'S' => push_int(out, f64::from(jobs.site_factor[j])),
-        'N' => push_int(out, f64::from(jobs.nice[j])),
-        'A' => push_int(out, s.age[r]),
-        'B' => push_int(out, s.assoc_factor[r]),
-        'F' => push_int(out, s.fairshare[r]),
-        'J' => push_int(out, s.job_size[r]),
-        'P' => push_int(out, s.partition_factor[r]),
-        'Q' => push_int(out, s.qos_factor[r]),
-        'a' => norm(out, s.age[r], w.age),
-        'b' => norm(out, s.assoc_factor[r], w.assoc),
-        'f' => norm(out, s.fairshare[r], w.fairshare),
-        'j' => norm(out, s.job_size[r], w.job_size),
-        'p' => norm(out, s.partition_factor[r], w.partition),
-        'q' => norm(out, s.qos_factor[r], w.qos),
-        'T' | 't' => {
+        Value::Fraction(x) => {
+            let _ = write!(out, "{x:16.14}");
+        }
+        Value::Tres { weighted } => {
             let start = out.len();
             let terms = w.tres.iter().zip(&s.tres).zip(tres_labels);
             for (((_, weight), col), label) in terms.filter(|((_, col), _)| col[r] != 0.0) {
@@ -268,51 +325,15 @@ fn cell(letter: char, r: usize, s: &Scores, jobs: &PendingJobs, w: &Weights, tre
                     out.push(',');
                 }
                 out.push_str(label);
-                if letter == 'T' {
+                if weighted {
                     push_int(out, col[r]);
                 } else {
                     let _ = write!(out, "{:.2}", col[r] / weight);
                 }
             }
         }
-        _ => {}
+        Value::Empty => {}
     }
-}
-
-/// The text of field `letter` of score row `r` when it is one piece made without a buffer (an
-/// integer, formatted into `digits`, or a printable name), padded straight into the line; `None`
-/// for the others, which [`cell`] appends.
-fn short_cell<'a>(
-    letter: char,
-    r: usize,
-    s: &'a Scores,
-    jobs: &'a PendingJobs,
-    digits: &'a mut itoa::Buffer,
-) -> Option<&'a str> {
-    let j = s.job[r] as usize;
-    let name = |id: u32| match super::printable(jobs.names.name(id)) {
-        std::borrow::Cow::Borrowed(name) => Some(name),
-        std::borrow::Cow::Owned(_) => None,
-    };
-    let int = match letter {
-        'i' => return Some(digits.format(jobs.job_id[j])),
-        'Y' => return Some(digits.format(s.sprio_sum[r] as i64)),
-        'r' => return name(s.partition[r]),
-        'u' => return name(jobs.user[j]),
-        'o' => return name(jobs.account[j]),
-        'n' if s.qos[r] != NONE => return name(s.qos[r]),
-        'n' => return Some(""),
-        'S' => f64::from(jobs.site_factor[j]),
-        'N' => f64::from(jobs.nice[j]),
-        'A' => s.age[r],
-        'B' => s.assoc_factor[r],
-        'F' => s.fairshare[r],
-        'J' => s.job_size[r],
-        'P' => s.partition_factor[r],
-        'Q' => s.qos_factor[r],
-        _ => return None,
-    };
-    rounded_int(int).map(|i| digits.format(i))
 }
 
 /// `v` as `{v:.0}` prints it when that is an integer's text: rounded half to even, below 2^53,
@@ -428,12 +449,13 @@ pub fn write_sprio(
     out.write_all(text.as_bytes()).map_err(write_error)?;
     let labels: Vec<String> = weights.tres.iter().map(|(t, _)| format!("{t}=")).collect();
     let row_cell = |r: usize, c: char, text: &mut String, width: usize, right: bool| {
+        let v = value(c, r, scores, jobs, weights);
         let mut digits = itoa::Buffer::new();
-        match short_cell(c, r, scores, jobs, &mut digits) {
+        match short_text(&v, jobs, &mut digits) {
             Some(short) => push_str(text, short, width, right),
             None => {
                 let at = text.len();
-                cell(c, r, scores, jobs, weights, &labels, text);
+                push_value(&v, r, scores, jobs, weights, &labels, text);
                 justify(text, at, width, right);
             }
         }
