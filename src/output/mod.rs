@@ -22,6 +22,24 @@ fn dest_name(dest: Option<&Path>) -> &Path {
 
 /// A name as the line-oriented text outputs print it: control characters (a newline or NUL a
 /// flux DB can hold) become `?`, so one association stays one line. Parquet keeps the exact name.
+/// Spaces to pad text tables with, pushed a slice at a time.
+const SPACES: &str = "                                                                ";
+
+/// `n` spaces appended to `out` as whole slices (a char at a time was a tenth of writing sprio
+/// rows).
+fn push_spaces(out: &mut String, mut n: usize) {
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// Characters in `s`, counted by bytes when it is ASCII.
+fn char_count(s: &str) -> usize {
+    if s.is_ascii() { s.len() } else { s.chars().count() }
+}
+
 fn printable(name: &str) -> Cow<'_, str> {
     // Printable ASCII, the common case, is checked by bytes.
     if name.bytes().all(|b| (0x20..0x7f).contains(&b)) {

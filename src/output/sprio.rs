@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::io::Write;
 
+use super::{SPACES, push_spaces};
 use crate::error::{Error, Result};
 use crate::jobs::PendingJobs;
 use crate::priority::{NONE, Scores, Weights};
@@ -188,18 +189,6 @@ fn justify(text: &mut String, at: usize, width: usize, right: bool) {
         text.insert_str(at, spaces);
     } else {
         push_spaces(text, pad);
-    }
-}
-
-const SPACES: &str = "                                                                ";
-
-/// `n` spaces appended to `out` as whole slices (a char at a time was a tenth of writing sprio
-/// rows).
-fn push_spaces(out: &mut String, mut n: usize) {
-    while n > 0 {
-        let k = n.min(SPACES.len());
-        out.push_str(&SPACES[..k]);
-        n -= k;
     }
 }
 

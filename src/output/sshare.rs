@@ -225,7 +225,10 @@ fn write_row(line: &mut String, tree: &AssocTree, fs: &FairShare, row: usize, co
         let last = i + 1 == cols.len();
         match value(tree, fs, row, c.field) {
             Value::Text(t) => push_text(line, t.as_deref(), c.width, parsable, last),
-            Value::Uint(v) => push_text(line, v.map(|v| v.to_string()).as_deref(), c.width, parsable, last),
+            Value::Uint(v) => {
+                let mut digits = itoa::Buffer::new();
+                push_text(line, v.map(|v| digits.format(v)), c.width, parsable, last);
+            }
             Value::Double(v) => push_double(line, v, c.width, parsable, last),
         }
     }
@@ -287,13 +290,13 @@ fn push_delimited(line: &mut String, s: &str, parsable: Parsable, last: bool) {
 /// Right-justifies (`width > 0`) or left-justifies (`width < 0`) `s` in `|width|` columns.
 fn pad(line: &mut String, s: &str, width: i32) {
     let w = width.unsigned_abs() as usize;
-    let fill = w.saturating_sub(s.chars().count());
+    let fill = w.saturating_sub(super::char_count(s));
     if width > 0 {
-        line.extend(std::iter::repeat_n(' ', fill));
+        super::push_spaces(line, fill);
         line.push_str(s);
     } else {
         line.push_str(s);
-        line.extend(std::iter::repeat_n(' ', fill));
+        super::push_spaces(line, fill);
     }
 }
 
@@ -305,7 +308,7 @@ fn push_text(line: &mut String, s: Option<&str>, width: i32, parsable: Parsable,
     }
     let w = width.unsigned_abs() as usize;
     match s {
-        Some(s) if s.chars().count() > w => {
+        Some(s) if super::char_count(s) > w => {
             let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
             t.push('+');
             pad(line, &t, width);
