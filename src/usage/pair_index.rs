@@ -1,4 +1,6 @@
-//! The (user, account[, partition]) → association lookup of charging, looked up a batch at a time.
+//! The (user, account[, partition]) → association lookup of charging, looked up a batch at a time
+//! (a pending queue read against a tree's names finds its jobs' name ids with it too:
+//! `jobs::TreeNames`).
 //!
 //! Hand-written because a general hash map cannot be prefetched. At a million associations the
 //! table is far bigger than the caches, so a lookup is two misses to memory (the slot, then the
