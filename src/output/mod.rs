@@ -20,8 +20,6 @@ fn dest_name(dest: Option<&Path>) -> &Path {
     dest.unwrap_or(Path::new("<stdout>"))
 }
 
-/// A name as the line-oriented text outputs print it: control characters (a newline or NUL a
-/// flux DB can hold) become `?`, so one association stays one line. Parquet keeps the exact name.
 /// Spaces to pad text tables with, pushed a slice at a time.
 const SPACES: &str = "                                                                ";
 
@@ -40,6 +38,8 @@ fn char_count(s: &str) -> usize {
     if s.is_ascii() { s.len() } else { s.chars().count() }
 }
 
+/// A name as the line-oriented text outputs print it: control characters (a newline or NUL a
+/// flux DB can hold) become `?`, so one association stays one line. Parquet keeps the exact name.
 fn printable(name: &str) -> Cow<'_, str> {
     // Printable ASCII, the common case, is checked by bytes.
     if name.bytes().all(|b| (0x20..0x7f).contains(&b)) {

@@ -383,12 +383,8 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
     // Every name column shares as its values the names these rows use, in id order (the queue's
     // interner may hold a whole tree's); the ids, renumbered, move in as keys, NONE (no QOS) as
     // a null.
-    let jobs_of_rows = || {
-        let mut last = NONE;
-        scores.job.iter().filter(move |&&j| std::mem::replace(&mut last, j) != j)
-    };
     let mut key_of = vec![NONE; jobs.names.len()];
-    let named = jobs_of_rows().flat_map(|&j| [jobs.user[j as usize], jobs.account[j as usize]]);
+    let named = scores.job.iter().flat_map(|&j| [jobs.user[j as usize], jobs.account[j as usize]]);
     for id in named.chain(scores.partition.iter().copied()).chain(scores.qos.iter().copied()) {
         if id != NONE {
             key_of[id as usize] = 0;

@@ -177,18 +177,18 @@ fn justify(text: &mut String, at: usize, width: usize, right: bool) {
     }
     text.truncate(at + width.min(text.len() - at));
     let pad = width - (text.len() - at);
-    if right && pad > 0 {
-        let mut spaces = String::new();
-        let spaces = match SPACES.get(..pad) {
-            Some(s) => s,
-            None => {
-                push_spaces(&mut spaces, pad);
-                &spaces
-            }
-        };
-        text.insert_str(at, spaces);
-    } else {
+    if !right || pad == 0 {
         push_spaces(text, pad);
+        return;
+    }
+    match SPACES.get(..pad) {
+        Some(spaces) => text.insert_str(at, spaces),
+        // Wider than the slice (rare): the cell moves out and back.
+        None => {
+            let cell = text.split_off(at);
+            push_spaces(text, pad);
+            text.push_str(&cell);
+        }
     }
 }
 
@@ -537,6 +537,7 @@ mod tests {
             ("é€x", 2, true),
             ("é", 3, true),
             ("é", 3, false),
+            ("x", 200, true),
         ] {
             let (mut in_place, mut pushed) = (String::from("x|"), String::from("x|"));
             in_place.push_str(cell);

@@ -46,7 +46,7 @@ impl Interner {
 
     /// True when `self` and `other` start from the same base (or neither has one), so the base's
     /// ids mean the same names in both.
-    pub fn same_base(&self, other: &Interner) -> bool {
+    fn same_base(&self, other: &Interner) -> bool {
         match (&self.base, &other.base) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,

@@ -82,7 +82,12 @@ impl TreeNames {
 
     /// True when `names` started from these and they are `tree`'s (of its size, at least).
     pub(crate) fn named(&self, tree: &AssocTree, names: &Interner) -> bool {
-        self.rows == tree.len() && names.base().is_some_and(|b| Arc::ptr_eq(b, &self.names))
+        self.rows == tree.len() && self.seed(names)
+    }
+
+    /// True when `names` started from these.
+    fn seed(&self, names: &Interner) -> bool {
+        names.base().is_some_and(|b| Arc::ptr_eq(b, &self.names))
     }
 
     /// Each row's (user, account) ids appended to `users` and `accounts`: a known pair from one
@@ -95,7 +100,7 @@ impl TreeNames {
         users: &mut Vec<u32>,
         accounts: &mut Vec<u32>,
     ) {
-        debug_assert!(names.base().is_some_and(|b| Arc::ptr_eq(b, &self.names)), "a queue interner of these names");
+        debug_assert!(self.seed(names), "a queue interner of these names");
         let mut found = Vec::with_capacity(user.len());
         self.pairs.find_batch(user.len(), |i| (user.value(i), account.value(i), ""), &mut found);
         for (i, k) in found.into_iter().enumerate() {
