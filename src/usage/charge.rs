@@ -15,7 +15,7 @@ type StrMap<V> = std::collections::HashMap<Box<str>, V, foldhash::fast::FixedSta
 use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
-use crate::io::read::time::check_time;
+use crate::io::read::time::{TIME_RANGE, check_time};
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::ExactSum;
@@ -326,10 +326,12 @@ impl<'a> ChargeContext<'a> {
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
             tres_counts: StrMap::default(),
+            counts: Vec::new(),
             pending: Vec::with_capacity(PENDING_BLOCK),
             pending_pass_start: Vec::new(),
             shape_bills: Vec::new(),
             shape_factors: Vec::new(),
+            shape_counts: Vec::new(),
         }
     }
 
@@ -384,15 +386,19 @@ pub struct UsageCharger<'c, 'a> {
     partitions: StrMap<PartitionBills>,
     /// Usage factor per QOS name seen.
     qos_factors: StrMap<f64>,
-    /// The counts of the kept TRES per TRES string seen (billing aside: it is per partition).
-    tres_counts: StrMap<Box<[u64]>>,
+    /// Per TRES string seen, its counts' index in `counts` (billing aside: it is per partition).
+    tres_counts: StrMap<u32>,
+    /// The counts of the kept TRES of each TRES string seen.
+    counts: Vec<Box<[u64]>>,
     /// Charges not yet added to `part.sums` and `part.pass_start`: added a block at a time, so
     /// that the misses of a block's random rows overlap ([`add_all`]).
     pending: Vec<(u32, f64)>,
     pending_pass_start: Vec<(u32, f64)>,
-    /// The billing and usage factor of each [`Shape`] of the batch being charged (NaN: not yet).
+    /// The billing and usage factor of each [`Shape`] of the batch being charged (NaN: not yet),
+    /// and the index in `counts` of each of its TRES strings ([`pair_index::NONE`]: not yet).
     shape_bills: Vec<f64>,
     shape_factors: Vec<f64>,
+    shape_counts: Vec<u32>,
 }
 
 /// A record's association, when its reader looked it up already (a batch at a time,
@@ -414,6 +420,17 @@ pub(crate) struct Shape {
     pub(crate) bill: usize,
     /// The index of the QOS in the batch's usage factors.
     pub(crate) qos: usize,
+    /// The index of the TRES string in the batch's TRES strings.
+    pub(crate) tres: usize,
+}
+
+/// A charge of a resolved job that the exact sums cannot take; nothing of the job is kept.
+#[derive(Clone, Copy)]
+enum OutOfRange {
+    /// Its usage, or its usage at the start of the last pass.
+    Usage(f64),
+    /// One of its per-TRES charges.
+    Tres(f64),
 }
 
 /// A record resolved to its association, with its start, billing per second and QOS factor.
@@ -459,61 +476,146 @@ impl UsageCharger<'_, '_> {
     }
 
     /// Starts a batch of records with `bills` (partition, TRES string) and `factors` QOS
-    /// [`Shape`]s, none billed yet.
-    pub(crate) fn new_shapes(&mut self, bills: usize, factors: usize) {
+    /// [`Shape`]s, and `tres` TRES strings, none billed or counted yet.
+    pub(crate) fn new_shapes(&mut self, bills: usize, factors: usize, tres: usize) {
         self.shape_bills.clear();
         self.shape_bills.resize(bills, f64::NAN);
         self.shape_factors.clear();
         self.shape_factors.resize(factors, f64::NAN);
+        self.shape_counts.clear();
+        self.shape_counts.resize(tres, pair_index::NONE);
+    }
+
+    /// Charges a record of a batch from its numbers alone (association `row` as looked up, its
+    /// `shape`, times and time limit) when all it needs is known already: an association, a
+    /// shape billed (and counted, when TRES are kept) by an earlier record of the batch, times in
+    /// range and charges the exact sums can take. Otherwise returns `false` having changed
+    /// nothing, and [`UsageCharger::charge_at`] charges the record, or names what is wrong with
+    /// it. Records repeat shapes, so most of a batch never has its names read.
+    pub(crate) fn charge_known(
+        &mut self,
+        row: u32,
+        shape: Shape,
+        start: Option<i64>,
+        end: Option<i64>,
+        time_limit: Option<u32>,
+    ) -> bool {
+        let (billable, factor) = (self.shape_bills[shape.bill], self.shape_factors[shape.qos]);
+        let counts = self.shape_counts[shape.tres];
+        let known = |t: i64| TIME_RANGE.contains(&t);
+        let Some(start) = start.filter(|&s| known(s) && end.is_none_or(known)) else {
+            return false;
+        };
+        let tres_kept = self.part.tres.as_ref().is_some_and(TresSums::is_kept);
+        if row == pair_index::NONE
+            || billable.is_nan()
+            || factor.is_nan()
+            || !(billable * factor).is_finite()
+            || (tres_kept && counts == pair_index::NONE)
+        {
+            return false;
+        }
+        let counts = tres_kept.then_some(counts);
+        if self.add_charges(Resolved { row, start, billable, factor }, end, time_limit, counts).is_err() {
+            return false;
+        }
+        self.part.report.records += 1;
+        self.part.report.charged += 1;
+        true
     }
 
     fn charge_found(&mut self, job: &JobRef<'_>, path: &Path, found: Found) -> Result<()> {
-        if let Some(Resolved { row, start, billable, factor }) = self.resolve_billing(job, path, found)? {
-            let bill = billable * factor;
-            let usage = summable_usage(self.ctx.job_usage(start, job.end, bill), job, bill, path)?;
-            defer_add(&mut self.pending, &mut self.part.sums, row, usage);
-            if let (Some(sums), Some(d)) = (&mut self.part.pass_start, self.ctx.pass_start_model()) {
-                let before = d.job_usage_at_last_pass_start_with(start, job.end, bill, self.ctx.powers.as_ref());
-                defer_add(&mut self.pending_pass_start, sums, row, summable_usage(before, job, bill, path)?);
+        let Some(r) = self.resolve_billing(job, path, found)? else {
+            return Ok(());
+        };
+        let counts = match self.part.tres.as_ref().is_some_and(TresSums::is_kept) {
+            true => Some(self.tres_counts_of(job, path, found)?),
+            false => None,
+        };
+        self.add_charges(r, job.end, job.time_limit, counts).map_err(|out| {
+            let bill = r.billable * r.factor;
+            match out {
+                OutOfRange::Usage(usage) => usage_error(usage, job, bill, path),
+                OutOfRange::Tres(charge) => Error::input(
+                    path,
+                    job.line,
+                    format!(
+                        "job {}: a TRES usage of {} seconds is beyond the {USAGE_LIMIT:e} fairshare sums exactly",
+                        job.job_id,
+                        shown(charge)
+                    ),
+                ),
             }
-            if self.part.tres.as_ref().is_some_and(TresSums::is_kept) {
-                self.charge_tres(job, path, Resolved { row, start, billable, factor }, usage)?;
+        })
+    }
+
+    /// Adds a resolved job's charges: its decayed usage, the same at the start of the last pass
+    /// when kept, and its TRES when kept (`counts`, an index in `self.counts`): their decayed
+    /// seconds (the usage over the billing, or decayed afresh when the job bills nothing) and
+    /// the seconds left in its time limit, times each count. All or nothing: a charge out of the
+    /// exact sums' range keeps none of the job's.
+    fn add_charges(
+        &mut self,
+        r: Resolved,
+        end: Option<i64>,
+        time_limit: Option<u32>,
+        counts: Option<u32>,
+    ) -> std::result::Result<(), OutOfRange> {
+        let bill = r.billable * r.factor;
+        let summable = |u: f64| if (0.0..USAGE_LIMIT).contains(&u) { Ok(u) } else { Err(OutOfRange::Usage(u)) };
+        let usage = summable(self.ctx.job_usage(r.start, end, bill))?;
+        let before = match self.ctx.pass_start_model() {
+            Some(d) if self.part.pass_start.is_some() => {
+                Some(summable(d.job_usage_at_last_pass_start_with(r.start, end, bill, self.ctx.powers.as_ref()))?)
             }
+            _ => None,
+        };
+        if let (Some(c), Some(sums)) = (counts, &mut self.part.tres) {
+            let seconds =
+                if r.billable > 0.0 { usage / r.billable } else { self.ctx.job_usage(r.start, end, r.factor) };
+            let run_secs = time_limit.map_or(0, |l| self.ctx.model.job_run_secs(r.start, end, l, r.factor));
+            // slurmctld sets a job's billing count to its billable TRES, truncated.
+            let counts = &self.counts[c as usize];
+            sums.defer(r.row, seconds, run_secs, counts, r.billable as u64).map_err(OutOfRange::Tres)?;
+        }
+        defer_add(&mut self.pending, &mut self.part.sums, r.row, usage);
+        if let (Some(sums), Some(before)) = (&mut self.part.pass_start, before) {
+            defer_add(&mut self.pending_pass_start, sums, r.row, before);
         }
         Ok(())
     }
 
-    /// Charges a resolved job's TRES: its decayed seconds (`usage` over its billing, or decayed
-    /// afresh when it bills nothing) and the seconds left in its time limit, times each count.
-    fn charge_tres(&mut self, job: &JobRef<'_>, path: &Path, r: Resolved, usage: f64) -> Result<()> {
-        let seconds =
-            if r.billable > 0.0 { usage / r.billable } else { self.ctx.job_usage(r.start, job.end, r.factor) };
-        let run_secs = job.time_limit.map_or(0, |l| self.ctx.model.job_run_secs(r.start, job.end, l, r.factor));
-        let sums = self.part.tres.as_mut().expect("called with TRES sums");
-        let counts = match self.tres_counts.get(job.tres_alloc) {
-            Some(counts) => counts,
+    /// The index in `self.counts` of the counts of `job`'s TRES string, parsed once per string
+    /// (and looked up once per batch when the record has a [`Shape`]).
+    fn tres_counts_of(&mut self, job: &JobRef<'_>, path: &Path, found: Found) -> Result<u32> {
+        let shape = match found {
+            Found::Row(_, Some(shape)) => Some(shape.tres),
+            _ => None,
+        };
+        if let Some(&c) = shape.map(|s| &self.shape_counts[s]).filter(|&&c| c != pair_index::NONE) {
+            return Ok(c);
+        }
+        let c = match self.tres_counts.get(job.tres_alloc) {
+            Some(&c) => c,
             None => {
                 let parsed = parse_tres_counts(job.tres_alloc)
                     .map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
-                if self.tres_counts.len() >= BILL_CACHE_LIMIT {
+                if self.counts.len() >= BILL_CACHE_LIMIT {
                     self.tres_counts.clear();
+                    self.counts.clear();
+                    self.shape_counts.fill(pair_index::NONE);
                 }
-                let counts = sums.names().iter().map(|t| parsed.get(t)).collect();
-                self.tres_counts.entry(job.tres_alloc.into()).or_insert(counts)
+                let names = self.part.tres.as_ref().expect("called with TRES sums kept").names();
+                self.counts.push(names.iter().map(|t| parsed.get(t)).collect());
+                let c = (self.counts.len() - 1) as u32;
+                self.tres_counts.insert(job.tres_alloc.into(), c);
+                c
             }
         };
-        // slurmctld sets a job's billing count to its billable TRES, truncated.
-        sums.defer(r.row, seconds, run_secs, counts, r.billable as u64).map_err(|charge| {
-            Error::input(
-                path,
-                job.line,
-                format!(
-                    "job {}: a TRES usage of {} seconds is beyond the {USAGE_LIMIT:e} fairshare sums exactly",
-                    job.job_id,
-                    shown(charge)
-                ),
-            )
-        })
+        if let Some(s) = shape {
+            self.shape_counts[s] = c;
+        }
+        Ok(c)
     }
 
     /// Counts a record and resolves it to (association row, start, billing per second with the
@@ -990,17 +1092,13 @@ fn add_all(adds: &mut Vec<(u32, f64)>, sums: &mut [ExactSum]) {
 /// The largest usage, in billing-seconds, fairshare sums exactly ([`ExactSum`]'s 2^96).
 pub const USAGE_LIMIT: f64 = 79_228_162_514_264_337_593_543_950_336.0;
 
-/// `usage`, the charge of `job` billed `bill` per second, when the exact sums can take it: finite,
-/// not negative, below [`USAGE_LIMIT`].
-///
-/// # Errors
-/// Otherwise, naming the record.
-fn summable_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Result<f64> {
-    let usage = finite_usage(usage, job, bill, path)?;
-    if (0.0..USAGE_LIMIT).contains(&usage) {
-        return Ok(usage);
+/// The error of `usage`, the charge of `job` billed `bill` per second, which the exact sums cannot
+/// take: not finite, negative, or [`USAGE_LIMIT`] or more.
+fn usage_error(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Error {
+    if let Err(e) = finite_usage(usage, job, bill, path) {
+        return e;
     }
-    Err(Error::input(
+    Error::input(
         path,
         job.line,
         format!(
@@ -1012,7 +1110,7 @@ fn summable_usage(usage: f64, job: &JobRef<'_>, bill: f64, path: &Path) -> Resul
             job.partition,
             job.qos
         ),
-    ))
+    )
 }
 
 /// The association whose usage reached [`USAGE_LIMIT`], if any: a user when one did, else the

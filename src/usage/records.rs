@@ -434,14 +434,31 @@ impl Columns {
             account: name(&self.account, i),
             partition: name(&self.partition, i),
             qos: name(&self.qos, i),
-            start: self.start.is_valid(i).then(|| self.start.value(i)),
-            end: self.end.is_valid(i).then(|| self.end.value(i)),
+            start: self.start(i),
+            end: self.end(i),
             tres_alloc: name(&self.tres, i),
-            time_limit: self.limits.as_ref().and_then(|l| l[i]),
+            time_limit: self.time_limit(i),
             line: row,
             skip: None,
             started_at_submit: false,
         })
+    }
+}
+
+impl Columns {
+    /// Record `i`'s start.
+    fn start(&self, i: usize) -> Option<i64> {
+        self.start.is_valid(i).then(|| self.start.value(i))
+    }
+
+    /// Record `i`'s end; `None` while it runs.
+    fn end(&self, i: usize) -> Option<i64> {
+        self.end.is_valid(i).then(|| self.end.value(i))
+    }
+
+    /// Record `i`'s time limit, when the records have one.
+    fn time_limit(&self, i: usize) -> Option<u32> {
+        self.limits.as_ref().and_then(|l| l[i])
     }
 }
 
@@ -492,7 +509,8 @@ impl<'c> Shapes<'c> {
     /// Record `i`'s shape; `None` for a null key.
     fn get(&self, i: usize) -> Option<Shape> {
         let key = |k: &Int32Array| k.is_valid(i).then(|| k.value(i) as usize);
-        Some(Shape { bill: key(self.partition)? * self.tres_values + key(self.tres)?, qos: key(self.qos)? })
+        let tres = key(self.tres)?;
+        Some(Shape { bill: key(self.partition)? * self.tres_values + tres, qos: key(self.qos)?, tres })
     }
 }
 
@@ -517,11 +535,17 @@ fn charge_batches(
         );
         let shapes = Shapes::of(&c);
         if let Some(s) = &shapes {
-            charger.new_shapes(s.bills, s.factors);
+            charger.new_shapes(s.bills, s.factors, s.tres_values);
         }
         for (i, &assoc) in assocs.iter().enumerate() {
             row += 1;
             let shape = shapes.as_ref().and_then(|s| s.get(i));
+            if let Some(shape) = shape
+                && c.id.is_valid(i)
+                && charger.charge_known(assoc, shape, c.start(i), c.end(i), c.time_limit(i))
+            {
+                continue;
+            }
             charger.charge_at(&c.job(path, i, row)?, path, assoc, shape)?;
         }
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow::array::{ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::ArrowWriter;
 
 use super::{fairshare, fairshare_within_a_minute, stdout_of, write_file};
@@ -368,4 +368,90 @@ fn charges_whose_sum_overflows_name_the_association() {
         e.ends_with("jobs.csv: the usage charged at 1767100000 sums to inf over the associations, not a finite number"),
         "{e}"
     );
+}
+
+/// `rows` (as [`jobs_csv`] takes them; an empty time is null) as a Parquet file `name` in `dir`.
+fn jobs_parquet(dir: &Path, name: &str, rows: &[&str]) -> PathBuf {
+    let fields: Vec<Vec<&str>> = rows.iter().map(|r| r.splitn(8, ',').collect()).collect();
+    let text = |k: usize| Arc::new(StringArray::from_iter_values(fields.iter().map(|f| f[k]))) as ArrayRef;
+    let time = |k: usize| Arc::new(Int64Array::from_iter(fields.iter().map(|f| f[k].parse::<i64>().ok()))) as ArrayRef;
+    let batch = RecordBatch::try_from_iter([
+        ("job_id", Arc::new(Int64Array::from_iter_values(fields.iter().map(|f| f[0].parse().unwrap()))) as ArrayRef),
+        ("user", text(1)),
+        ("account", text(2)),
+        ("partition", text(3)),
+        ("qos", text(4)),
+        ("start", time(5)),
+        ("end", time(6)),
+        ("tres_alloc", text(7)),
+    ])
+    .unwrap();
+    let path = dir.join(name);
+    let mut w = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    path
+}
+
+/// A Parquet batch charges a record from its numbers once an earlier record has billed its
+/// shape; a record that is anything but plain (unmatched, not started, running, charged beyond
+/// the exact sums) is still seen as the CSV reader sees it: the same usage, per-TRES sums and
+/// counts, and the same error at the same record.
+#[test]
+fn parquet_records_of_a_billed_shape_are_charged_and_checked_as_csv_records_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = format!("{}AccountingStorageEnforce=limits\n", slurm_conf("CPU=1e20"));
+    let conf = write_file(dir.path(), "slurm.conf", &conf);
+    let rows = [
+        "1,u1,a,batch,,1767000000,1767001000,cpu=1",
+        "2,u9,a,batch,,1767000000,1767001000,cpu=1",
+        "3,u2,a,batch,,,,cpu=1",
+        "4,u2,a,batch,,1767000000,,cpu=1",
+        "5,u1,a,batch,,1767000000,1767002000,cpu=1",
+        "6,u1,a,batch,,0,1767001000,cpu=1",
+    ];
+    let args = |jobs: &Path, out: &Path| {
+        let extra = ["--slurm-conf", path_str(&conf), "--decay", "exact", "--half-life", "0", "--now", "1767830400"];
+        let mut args = vec!["compute", "--tree", "tree.csv", "--jobs", path_str(jobs), "--out", path_str(out)];
+        args.extend(extra);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    write_file(dir.path(), "tree.csv", TREE);
+    let run = |args: Vec<String>| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fairshare")).args(args).current_dir(dir.path()).output().unwrap()
+    };
+    let plain = &rows[..5];
+    let csv = write_file(dir.path(), "jobs.csv", &jobs_csv(plain));
+    let parquet = jobs_parquet(dir.path(), "jobs.parquet", plain);
+    let (csv_out, parquet_out) = (dir.path().join("csv.parquet"), dir.path().join("pq.parquet"));
+    let (by_csv, by_parquet) = (run(args(&csv, &csv_out)), run(args(&parquet, &parquet_out)));
+    assert!(by_csv.status.success() && by_parquet.status.success(), "{by_parquet:?}");
+    let charged = |o: &Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .find(|l| l.contains("charged"))
+            .map(|l| l.split(" (").next().unwrap().to_string())
+    };
+    assert_eq!(charged(&by_parquet), Some("fairshare: charged 3 of 5 job records".into()));
+    assert_eq!(charged(&by_parquet), charged(&by_csv));
+    let (a, _) = super::usage::read_parquet(&csv_out);
+    let (b, _) = super::usage::read_parquet(&parquet_out);
+    assert_eq!(a.schema().fields(), b.schema().fields());
+    assert!(a.schema().fields().iter().any(|f| f.name() == "usage_tres_raw"), "{:?}", a.schema());
+    for (x, y) in a.columns().iter().zip(b.columns()) {
+        assert_eq!(x.to_data(), y.to_data());
+    }
+    let tres = b.column_by_name("usage_tres_raw").unwrap().as_struct();
+    let cpu = tres.column_by_name("cpu").unwrap().as_primitive::<arrow::datatypes::Float64Type>();
+    assert!(cpu.values().iter().any(|&v| v > 0.0), "{cpu:?}");
+
+    // The last record's usage (1.767e9 s × 10^20) is beyond the sums: named at its row.
+    let csv = write_file(dir.path(), "jobs.csv", &jobs_csv(&rows));
+    let parquet = jobs_parquet(dir.path(), "jobs.parquet", &rows);
+    let message = "job 6: usage 1.767001e29 (billing 1e20 per second in partition \"batch\", QOS \"\") \
+                   is beyond the 7.922816251426434e28 billing-seconds fairshare sums exactly";
+    let e = error_of(&run(args(&csv, &csv_out)));
+    assert!(e.ends_with(&format!("jobs.csv:7: {message}")), "{e}");
+    let e = error_of(&run(args(&parquet, &parquet_out)));
+    assert!(e.ends_with(&format!("jobs.parquet:6: {message}")), "{e}");
 }
