@@ -528,11 +528,16 @@ fn charge_batches(
         let batch = batch.map_err(|e| Error::format(path, e))?;
         let c = Columns::of(path, &batch, row)?;
         assocs.clear();
-        charger.context().find_batch(
-            batch.num_rows(),
-            |i| (name(&c.user, i), name(&c.account, i), name(&c.partition, i)),
-            &mut assocs,
-        );
+        let (ctx, n) = (charger.context(), batch.num_rows());
+        match (&c.user, &c.account, &c.partition) {
+            // The common case, without a test per name and row of which kind of column it is.
+            (Text::View(u), Text::View(a), Text::Dict(keys, parts))
+                if u.null_count() + a.null_count() + keys.null_count() + parts.null_count() == 0 =>
+            {
+                ctx.find_batch(n, |i| (u.value(i), a.value(i), parts.value(keys.value(i) as usize)), &mut assocs);
+            }
+            _ => ctx.find_batch(n, |i| (name(&c.user, i), name(&c.account, i), name(&c.partition, i)), &mut assocs),
+        }
         let shapes = Shapes::of(&c);
         if let Some(s) = &shapes {
             charger.new_shapes(s.bills, s.factors, s.tres_values);
