@@ -475,6 +475,11 @@ impl UsageCharger<'_, '_> {
         self.charge_found(job, path, Found::Row(row, shape))
     }
 
+    /// The counts so far, for a reader to complete.
+    pub(crate) fn report_mut(&mut self) -> &mut ChargeReport {
+        &mut self.part.report
+    }
+
     /// Starts a batch of records with `bills` (partition, TRES string) and `factors` QOS
     /// [`Shape`]s, and `tres` TRES strings, none billed or counted yet.
     pub(crate) fn new_shapes(&mut self, bills: usize, factors: usize, tres: usize) {

@@ -326,8 +326,16 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         let first_rows = first_rows(&meta);
         let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {
             check_group(path, meta.metadata(), g)?;
-            let reader = group_reader(path, &meta, g, BATCH_ROWS, columns.clone())?;
-            charge_batches(path, reader, first_rows[g], charger)
+            let read = |mask: &ProjectionMask| group_reader(path, &meta, g, BATCH_ROWS, mask.clone());
+            let ids_read = columns.with_ids.is_none();
+            let charged = charge_batches(path, read(&columns.charged)?, first_rows[g], ids_read, charger);
+            match (&charged, &columns.with_ids) {
+                // The same record fails first again, now named by its job id.
+                (Err(_), Some(with_ids)) => {
+                    charge_batches(path, read(with_ids)?, first_rows[g], true, &mut ctx.charger()).and(charged)
+                }
+                _ => charged,
+            }
         };
         let mut workers = Vec::new();
         let wave = rayon::current_num_threads().max(1);
@@ -336,7 +344,82 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
             ctx.charge_wave(&mut workers, &(start..end).collect::<Vec<_>>(), charge_group)?;
             ctx.report_progress(end as u64, groups.len() as u64)?;
         }
-        Ok(ctx.gather(workers))
+        let mut total = ctx.gather(workers);
+        if let (Some((job, line)), Some(ids)) = (&mut total.report_mut().first_unmatched, &columns.ids) {
+            *job = job_id_at(path, &meta, &first_rows, *line, ids)?;
+        }
+        Ok(total)
+    })
+}
+
+/// The columns charging reads.
+struct ChargedColumns {
+    charged: ProjectionMask,
+    /// When `charged` leaves the job ids out (they need no check: [`ids_need_no_check`]), the
+    /// same with them, to name a record that fails, and the ids alone.
+    with_ids: Option<ProjectionMask>,
+    ids: Option<ProjectionMask>,
+}
+
+/// The job id of the record on row `row` (1-based) of the file, its groups' first rows
+/// `first_rows` before them, read through `ids` (the `job_id` column alone).
+///
+/// # Errors
+/// The file cannot be read again, or the id does not convert.
+fn job_id_at(
+    path: &Path,
+    meta: &ArrowReaderMetadata,
+    first_rows: &[u64],
+    row: u64,
+    ids: &ProjectionMask,
+) -> Result<u64> {
+    let g = first_rows.partition_point(|&first| first < row).saturating_sub(1);
+    let mut skip = (row - first_rows[g] - 1) as usize;
+    for batch in group_reader(path, meta, g, BATCH_ROWS, ids.clone())? {
+        let batch = batch.map_err(|e| Error::format(path, e))?;
+        if skip < batch.num_rows() {
+            let a = batch.column_by_name("job_id").expect("the ids' mask reads job_id");
+            return Ok(job_ids(a).map_err(|b| b.error(path, row - 1 - skip as u64))?.value(skip));
+        }
+        skip -= batch.num_rows();
+    }
+    Err(Error::input(path, row, format!("row {row}: not in the file read again")))
+}
+
+/// Whether the `job_id` column of `meta`'s file holds integers that are never null nor negative,
+/// by its footer: a required column or statistics counting no nulls in every row group, and an
+/// unsigned type or a non-negative minimum in every row group. Charging then reads the ids only
+/// to name a record (a tenth of the bytes it would decompress otherwise).
+fn ids_need_no_check(meta: &ArrowReaderMetadata) -> bool {
+    use parquet::basic::Repetition;
+    use parquet::file::statistics::Statistics;
+
+    let Some(field) = meta.schema().fields().iter().find(|f| f.name() == "job_id") else {
+        return false;
+    };
+    let unsigned = match field.data_type() {
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => true,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => false,
+        _ => return false,
+    };
+    let parquet = meta.metadata();
+    let Some(leaf) =
+        parquet.file_metadata().schema_descr().columns().iter().position(|c| c.path().parts() == ["job_id"])
+    else {
+        return false;
+    };
+    let required = parquet.file_metadata().schema_descr().column(leaf).self_type().get_basic_info().repetition()
+        == Repetition::REQUIRED;
+    parquet.row_groups().iter().all(|g| {
+        let stats = g.column(leaf).statistics();
+        let no_nulls = required || stats.is_some_and(|s| s.null_count_opt() == Some(0));
+        let not_negative = unsigned
+            || match stats {
+                Some(Statistics::Int32(s)) => s.min_opt().is_some_and(|&m| m >= 0),
+                Some(Statistics::Int64(s)) => s.min_opt().is_some_and(|&m| m >= 0),
+                _ => false,
+            };
+        no_nulls && not_negative
     })
 }
 
@@ -348,7 +431,7 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
 ///
 /// # Errors
 /// Arrow cannot take the schema (it always can: only string types change).
-fn charged_columns(path: &Path, meta: ArrowReaderMetadata) -> Result<(ArrowReaderMetadata, ProjectionMask)> {
+fn charged_columns(path: &Path, meta: ArrowReaderMetadata) -> Result<(ArrowReaderMetadata, ChargedColumns)> {
     let wanted = |name: &str| CANONICAL.split(',').chain(["time_limit"]).any(|c| c == name);
     let schema = meta.schema();
     let fields: Vec<_> = schema
@@ -372,12 +455,23 @@ fn charged_columns(path: &Path, meta: ArrowReaderMetadata) -> Result<(ArrowReade
     let parquet = meta.metadata().clone();
     let roots: Vec<usize> = (0..schema.fields().len()).filter(|&i| wanted(schema.field(i).name())).collect();
     let projected = ArrowReaderMetadata::try_new(parquet, options).map_err(|e| Error::format(path, e))?;
-    Ok((projected, ProjectionMask::roots(meta.parquet_schema(), roots)))
+    let mask = |roots: &mut dyn Iterator<Item = usize>| ProjectionMask::roots(meta.parquet_schema(), roots);
+    let is_id = |&i: &usize| schema.field(i).name() == "job_id";
+    let columns = match ids_need_no_check(&meta) {
+        true => ChargedColumns {
+            charged: mask(&mut roots.iter().copied().filter(|i| !is_id(i))),
+            with_ids: Some(mask(&mut roots.iter().copied())),
+            ids: Some(mask(&mut roots.iter().copied().filter(is_id))),
+        },
+        false => ChargedColumns { charged: mask(&mut roots.into_iter()), with_ids: None, ids: None },
+    };
+    Ok((projected, columns))
 }
 
 /// The canonical columns of one batch of records, converted.
 struct Columns {
-    id: arrow::array::UInt64Array,
+    /// `None` when charging left the ids out ([`ids_need_no_check`]).
+    id: Option<arrow::array::UInt64Array>,
     start: Int64Array,
     end: Int64Array,
     user: Text,
@@ -389,11 +483,12 @@ struct Columns {
 }
 
 impl Columns {
-    /// The columns of `batch`, whose first row is row `first_row + 1` of the file.
+    /// The columns of `batch`, whose first row is row `first_row + 1` of the file; its job ids
+    /// unless `ids_read` is false (charging left them out).
     ///
     /// # Errors
     /// A missing column, or the first value that does not convert, naming its row.
-    fn of(path: &Path, batch: &RecordBatch, first_row: u64) -> Result<Self> {
+    fn of(path: &Path, batch: &RecordBatch, first_row: u64, ids_read: bool) -> Result<Self> {
         let col = |n: &str| {
             batch
                 .column_by_name(n)
@@ -402,10 +497,10 @@ impl Columns {
         let text = |n: &str| col(n).and_then(|a| parquet_columns::text(a, n).map_err(|b| b.error(path, first_row)));
         let time = |n: &str| col(n).and_then(|a| times(a, n).map_err(|b| b.error(path, first_row)));
         Ok(Columns {
-            id: col("job_id").and_then(|a| {
-                integers::<UInt64Type>(a, "job_id", "a non-negative integer", u64::MAX, |t| parse_job_id(t).ok())
-                    .map_err(|b| b.error(path, first_row))
-            })?,
+            id: match ids_read {
+                true => Some(col("job_id").and_then(|a| job_ids(a).map_err(|b| b.error(path, first_row)))?),
+                false => None,
+            },
             start: time("start")?,
             end: time("end")?,
             user: text("user")?,
@@ -425,11 +520,12 @@ impl Columns {
     /// # Errors
     /// A null job id.
     fn job(&self, path: &Path, i: usize, row: u64) -> Result<JobRef<'_>> {
-        if self.id.is_null(i) {
+        if self.id.as_ref().is_some_and(|id| id.is_null(i)) {
             return Err(Error::input(path, row, format!("row {row}: job_id is null")));
         }
         Ok(JobRef {
-            job_id: self.id.value(i),
+            // Left out, the ids are read again for a record that is named ([`charge_parquet`]).
+            job_id: self.id.as_ref().map_or(0, |id| id.value(i)),
             user: name(&self.user, i),
             account: name(&self.account, i),
             partition: name(&self.partition, i),
@@ -462,6 +558,14 @@ impl Columns {
     }
 }
 
+/// The `job_id` column as integers.
+///
+/// # Errors
+/// The first value that is not a non-negative integer.
+fn job_ids(a: &ArrayRef) -> std::result::Result<arrow::array::UInt64Array, Bad> {
+    integers::<UInt64Type>(a, "job_id", "a non-negative integer", u64::MAX, |t| parse_job_id(t).ok())
+}
+
 /// Value `i` of a name column; a null reads as empty.
 fn name(t: &Text, i: usize) -> &str {
     t.get(i).unwrap_or_default()
@@ -472,7 +576,7 @@ fn read_batches(path: &Path, reader: ParquetRecordBatchReader, first_row: u64, s
     let mut row = first_row;
     for batch in reader {
         let batch = batch.map_err(|e| Error::format(path, e))?;
-        let columns = Columns::of(path, &batch, row)?;
+        let columns = Columns::of(path, &batch, row, true)?;
         for i in 0..batch.num_rows() {
             row += 1;
             sink(&columns.job(path, i, row)?)?;
@@ -515,18 +619,19 @@ impl<'c> Shapes<'c> {
 }
 
 /// Charges the rows of `reader` (`first_row` rows before them in the file), looking up their
-/// associations a batch at a time.
+/// associations a batch at a time; `ids_read`: whether it reads the job ids.
 fn charge_batches(
     path: &Path,
     reader: ParquetRecordBatchReader,
     first_row: u64,
+    ids_read: bool,
     charger: &mut UsageCharger<'_, '_>,
 ) -> Result<()> {
     let mut row = first_row;
     let mut assocs = Vec::with_capacity(BATCH_ROWS);
     for batch in reader {
         let batch = batch.map_err(|e| Error::format(path, e))?;
-        let c = Columns::of(path, &batch, row)?;
+        let c = Columns::of(path, &batch, row, ids_read)?;
         assocs.clear();
         let (ctx, n) = (charger.context(), batch.num_rows());
         match (&c.user, &c.account, &c.partition) {
@@ -546,7 +651,7 @@ fn charge_batches(
             row += 1;
             let shape = shapes.as_ref().and_then(|s| s.get(i));
             if let Some(shape) = shape
-                && c.id.is_valid(i)
+                && c.id.as_ref().is_none_or(|id| id.is_valid(i))
                 && charger.charge_known(assoc, shape, c.start(i), c.end(i), c.time_limit(i))
             {
                 continue;

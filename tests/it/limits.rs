@@ -455,3 +455,62 @@ fn parquet_records_of_a_billed_shape_are_charged_and_checked_as_csv_records_are(
     let e = error_of(&run(args(&parquet, &parquet_out)));
     assert!(e.ends_with(&format!("jobs.parquet:6: {message}")), "{e}");
 }
+
+/// Job ids that the footer shows need no check (never null, never negative) are left out of
+/// charging and read again only to name a record: the first unmatched record and a record that
+/// fails, in a later row group, are named by their own ids; a negative id is still refused.
+#[test]
+fn parquet_job_ids_read_only_to_name_a_record_name_the_right_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write_file(dir.path(), "tree.csv", TREE);
+    let rows: Vec<String> = (0..40)
+        .map(|i| {
+            let user = if i == 27 { "u9" } else { "u1" };
+            let start = if i == 33 { 0 } else { 1_767_000_000 };
+            format!("{},{user},a,batch,,{start},1767001000,cpu=1", 1000 + 7 * i)
+        })
+        .collect();
+    let write = |name: &str, rows: &[String]| {
+        let path = jobs_parquet(dir.path(), "one.parquet", &rows.iter().map(String::as_str).collect::<Vec<_>>());
+        let to = dir.path().join(name);
+        super::usage::regroup(&path, &to, 8);
+        to
+    };
+    let conf = write_file(dir.path(), "slurm.conf", &slurm_conf("CPU=1e20"));
+    let run = |jobs: &Path| {
+        fairshare_within_a_minute([
+            "usage",
+            "--tree",
+            path_str(&dir.path().join("tree.csv")),
+            "--jobs",
+            path_str(jobs),
+            "--slurm-conf",
+            path_str(&conf),
+            "--decay",
+            "exact",
+            "--half-life",
+            "0",
+            "--now",
+            "1767830400",
+            "--out",
+            path_str(&dir.path().join("usage.parquet")),
+        ])
+    };
+    let fine = write("fine.parquet", &rows[..30]);
+    let out = run(&fine);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let unmatched =
+        format!("1 job record(s) match no association and charge nothing, e.g. job 1189 at {}:28", fine.display());
+    assert!(stderr.contains(&unmatched), "{stderr}");
+
+    let bad = write("bad.parquet", &rows);
+    let e = error_of(&run(&bad));
+    let message = "job 1231: usage 1.767001e29 (billing 1e20 per second in partition \"batch\", QOS \"\") is beyond \
+                   the 7.922816251426434e28 billing-seconds fairshare sums exactly";
+    assert!(e.ends_with(&format!("bad.parquet:34: {message}")), "{e}");
+    let mut negative = rows[..30].to_vec();
+    negative[20] = negative[20].replacen("1140", "-1", 1);
+    let e = error_of(&run(&write("negative.parquet", &negative)));
+    assert!(e.ends_with("negative.parquet:21: row 21: job_id -1: expected a non-negative integer"), "{e}");
+}
