@@ -3,12 +3,15 @@
 //! `jobs::TreeNames`).
 //!
 //! Hand-written because a general hash map cannot be prefetched. At a million associations the
-//! table is far bigger than the caches, so a lookup is two misses to memory (the slot, then the
-//! key to compare); one record at a time, each waits for the last. [`PairIndex::find_batch`]
-//! hashes a block of records first, then prefetches every slot, then every candidate key, so the
-//! misses of a block overlap instead of adding up. With the deferred adds of the charger, it took
-//! `usage --decay exact` of 10^7 records at 10^6 associations from 10.5 s to 5.0 s on the
-//! project's 2-core VM; `perf` had put the old lookup's key comparison alone at a fifth of the time.
+//! table is far bigger than the caches, so every lookup misses to memory; one record at a time,
+//! each waits for the last. [`PairIndex::find_batch`] hashes a block of records first and
+//! prefetches each one's home entry, so the misses of a block overlap instead of adding up. With
+//! the deferred adds of the charger, it took `usage --decay exact` of 10^7 records at 10^6
+//! associations from 10.5 s to 5.0 s on the project's 2-core VM; `perf` had put the old lookup's
+//! key comparison alone at a fifth of the time. The entries are the table itself (one line each,
+//! the key inside), so a lookup is one miss: a slot array in front of them, half the size, made
+//! it two, the second waiting on the first; at 10^8 records the lookup's share of `perf` samples
+//! went from 30% to 20%, for 128 MB of table instead of 74 MB at 10^6 associations.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -18,13 +21,18 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// Key bytes kept in the entry itself; a longer (user, account) lives in `long_keys`.
 const INLINE: usize = 48;
 
-/// Records per block of [`PairIndex::find_batch`]: their hashes and candidates stay in L1.
+/// Records per block of [`PairIndex::find_batch`]: their homes stay in L1.
 const BLOCK: usize = 256;
+
+/// `Entry::len` of a free entry.
+const FREE: u32 = u32::MAX;
 
 /// One (user, account): its key and its associations; one cache line.
 #[repr(C, align(64))]
+#[derive(Clone)]
 struct Entry {
     user_len: u32,
+    /// The key's length ([`FREE`]: no key).
     len: u32,
     /// The partition-less association, or [`NONE`].
     any: u32,
@@ -35,13 +43,15 @@ struct Entry {
     key: [u8; INLINE],
 }
 
+const FREE_ENTRY: Entry = Entry { user_len: 0, len: FREE, any: NONE, parts: NONE, key: [0; INLINE] };
+
 /// The associations of a tree's user records, by (user, account) and partition.
 pub(crate) struct PairIndex {
-    /// Open addressing with linear probing, at most half full: the hash's high 32 bits, then the
-    /// entry's index + 1 (0: empty).
-    slots: Box<[u64]>,
+    /// Open addressing with linear probing, at most half full. The entries themselves are the
+    /// table, so that a lookup is one miss to memory (a slot array in front of them made it two,
+    /// one waiting for the other).
+    entries: Box<[Entry]>,
     mask: usize,
-    entries: Vec<Entry>,
     long_keys: Vec<Box<[u8]>>,
     /// Per entry with any, its (partition, association) pairs.
     by_partition: Vec<Vec<(Box<str>, u32)>>,
@@ -80,37 +90,35 @@ impl PairIndex {
         let hashes = crate::parallel::column(rows.len(), |i| pair_hash(rows[i].1.as_bytes(), rows[i].2.as_bytes()));
         let capacity = (rows.len() * 2).next_power_of_two().max(16);
         let mut index = PairIndex {
-            slots: vec![0; capacity].into_boxed_slice(),
+            entries: vec![FREE_ENTRY; capacity].into_boxed_slice(),
             mask: capacity - 1,
-            entries: Vec::with_capacity(rows.len()),
             long_keys: Vec::new(),
             by_partition: Vec::new(),
         };
         for (i, (&(row, user, account, partition), &hash)) in rows.iter().zip(&hashes).enumerate() {
             if let Some(&ahead) = hashes.get(i + INSERT_AHEAD) {
-                prefetch(&index.slots[ahead as usize & index.mask]);
+                prefetch(&index.entries[ahead as usize & index.mask]);
             }
             let e = match index.slot_of(hash, user, account) {
                 Ok(e) => e,
-                Err(slot) => index.push(slot, hash, user, account),
+                Err(free) => index.put(free, user, account),
             };
-            let entry = &mut index.entries[e];
             match partition {
-                None => entry.any = row,
+                None => index.entries[e].any = row,
                 Some(p) => {
-                    if entry.parts == NONE {
-                        entry.parts = index.by_partition.len() as u32;
+                    if index.entries[e].parts == NONE {
+                        index.entries[e].parts = index.by_partition.len() as u32;
                         index.by_partition.push(Vec::new());
                     }
-                    index.by_partition[entry.parts as usize].push((p.into(), row));
+                    index.by_partition[index.entries[e].parts as usize].push((p.into(), row));
                 }
             }
         }
         index
     }
 
-    /// A new entry for (user, account) in the empty `slot`; its index.
-    fn push(&mut self, slot: usize, hash: u64, user: &str, account: &str) -> usize {
+    /// Puts (user, account) in the free entry `e`; `e`.
+    fn put(&mut self, e: usize, user: &str, account: &str) -> usize {
         let (user, account) = (user.as_bytes(), account.as_bytes());
         let len = user.len() + account.len();
         let mut key = [0u8; INLINE];
@@ -121,9 +129,8 @@ impl PairIndex {
             key[..4].copy_from_slice(&(self.long_keys.len() as u32).to_le_bytes());
             self.long_keys.push([user, account].concat().into());
         }
-        self.entries.push(Entry { user_len: user.len() as u32, len: len as u32, any: NONE, parts: NONE, key });
-        self.slots[slot] = (hash & !0xffff_ffff) | self.entries.len() as u64;
-        self.entries.len() - 1
+        self.entries[e] = Entry { user_len: user.len() as u32, len: len as u32, any: NONE, parts: NONE, key };
+        e
     }
 
     /// The (user, account) bytes of `e`.
@@ -150,35 +157,31 @@ impl PairIndex {
         parts.iter().find(|(p, _)| &**p == partition).map_or(e.any, |&(_, row)| row)
     }
 
-    /// The entry of (user, account) whose hash is `hash`, or the empty slot where it would go:
-    /// probing from its home slot.
+    /// The entry of (user, account), whose hash is `hash`, or the free entry where it would go:
+    /// probing from its home. (A key of [`FREE`] bytes cannot be: names are far shorter.)
     fn slot_of(&self, hash: u64, user: &str, account: &str) -> Result<usize, usize> {
-        let tag = hash & !0xffff_ffff;
-        let mut slot = hash as usize & self.mask;
+        let mut e = hash as usize & self.mask;
         loop {
-            let s = self.slots[slot];
-            if s == 0 {
-                return Err(slot);
+            let entry = &self.entries[e];
+            if entry.len == FREE {
+                return Err(e);
             }
-            if s & !0xffff_ffff == tag {
-                let e = (s as u32 - 1) as usize;
-                if self.is(&self.entries[e], user, account) {
-                    return Ok(e);
-                }
+            if self.is(entry, user, account) {
+                return Ok(e);
             }
-            slot = (slot + 1) & self.mask;
+            e = (e + 1) & self.mask;
         }
     }
 
-    /// The entry of (user, account) whose hash is `hash`.
-    fn entry(&self, hash: u64, user: &str, account: &str) -> Option<&Entry> {
-        self.slot_of(hash, user, account).ok().map(|e| &self.entries[e])
+    /// The association of the record (user, account, partition) whose pair hashes to `hash`, or
+    /// [`NONE`].
+    fn find_hashed(&self, hash: u64, user: &str, account: &str, partition: &str) -> u32 {
+        self.slot_of(hash, user, account).map_or(NONE, |e| self.in_partition(&self.entries[e], partition))
     }
 
     /// The association of one record, or [`NONE`].
     pub(crate) fn find(&self, user: &str, account: &str, partition: &str) -> u32 {
-        let hash = pair_hash(user.as_bytes(), account.as_bytes());
-        self.entry(hash, user, account).map_or(NONE, |e| self.in_partition(e, partition))
+        self.find_hashed(pair_hash(user.as_bytes(), account.as_bytes()), user, account, partition)
     }
 
     /// The association of each of `n` records, `key(i)` giving record `i`'s (user, account,
@@ -190,32 +193,16 @@ impl PairIndex {
         out: &mut Vec<u32>,
     ) {
         let mut hashes = [0u64; BLOCK];
-        // Per record of a block, the first entry whose tag its slot holds (to confirm), or NONE.
-        let mut candidates = [NONE; BLOCK];
         for start in (0..n).step_by(BLOCK) {
             let block = BLOCK.min(n - start);
             for (j, h) in hashes[..block].iter_mut().enumerate() {
                 let (user, account, _) = key(start + j);
                 *h = pair_hash(user.as_bytes(), account.as_bytes());
-                prefetch(&self.slots[*h as usize & self.mask]);
+                prefetch(&self.entries[*h as usize & self.mask]);
             }
-            for (c, &h) in candidates[..block].iter_mut().zip(&hashes[..block]) {
-                let s = self.slots[h as usize & self.mask];
-                *c = if s != 0 && s & !0xffff_ffff == h & !0xffff_ffff { (s as u32) - 1 } else { NONE };
-                if *c != NONE {
-                    prefetch(&self.entries[*c as usize]);
-                }
-            }
-            for j in 0..block {
+            for (j, &h) in hashes[..block].iter().enumerate() {
                 let (user, account, partition) = key(start + j);
-                let first = candidates[j];
-                let entry = if first != NONE && self.is(&self.entries[first as usize], user, account) {
-                    Some(&self.entries[first as usize])
-                } else {
-                    // Not in its home slot (a collision moved it on), or absent.
-                    self.entry(hashes[j], user, account)
-                };
-                out.push(entry.map_or(NONE, |e| self.in_partition(e, partition)));
+                out.push(self.find_hashed(h, user, account, partition));
             }
         }
     }
