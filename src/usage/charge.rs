@@ -628,7 +628,7 @@ impl UsageCharger<'_, '_> {
     /// never started, or it matches no association.
     ///
     /// # Errors
-    /// A start or end outside [`TIME_RANGE`](crate::io::read::time::TIME_RANGE), a partition slurm.conf does
+    /// A start or end outside [`TIME_RANGE`], a partition slurm.conf does
     /// not define, a QOS missing from the QOS dump, a bad TRES string, or a billing that is not a
     /// finite number, naming the record's line.
     pub fn resolve(&mut self, job: &JobRef<'_>, path: &Path) -> Result<Option<(u32, i64, f64)>> {

@@ -378,8 +378,9 @@ fn job_id_at(
     for batch in group_reader(path, meta, g, BATCH_ROWS, ids.clone())? {
         let batch = batch.map_err(|e| Error::format(path, e))?;
         if skip < batch.num_rows() {
-            let a = batch.column_by_name("job_id").expect("the ids' mask reads job_id");
-            return Ok(job_ids(a).map_err(|b| b.error(path, row - 1 - skip as u64))?.value(skip));
+            let ids = batch.column_by_name("job_id").map(job_ids);
+            let ids = ids.ok_or_else(|| Error::input(path, row, "job_id: not read again"))?;
+            return Ok(ids.map_err(|b| b.error(path, row - 1 - skip as u64))?.value(skip));
         }
         skip -= batch.num_rows();
     }
@@ -539,9 +540,7 @@ impl Columns {
             started_at_submit: false,
         })
     }
-}
 
-impl Columns {
     /// Record `i`'s start.
     fn start(&self, i: usize) -> Option<i64> {
         self.start.is_valid(i).then(|| self.start.value(i))
