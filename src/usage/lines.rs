@@ -127,7 +127,13 @@ fn parse_block<P: LineParser>(
     scratch: &mut P::Scratch,
     sink: &mut JobSink<'_>,
 ) -> Result<()> {
-    for (line_no, raw) in (first_line..).zip(block.split(|&b| b == b'\n')) {
+    let ends = memchr::memchr_iter(b'\n', block).chain([block.len()]);
+    let lines = ends.scan(0, |from, end| {
+        let line = &block[*from..end];
+        *from = end + 1;
+        Some(line)
+    });
+    for (line_no, raw) in (first_line..).zip(lines) {
         // Checked per line, so the bound does not depend on where blocks are cut.
         if raw.len() - usize::from(raw.last() == Some(&b'\r')) > MAX_LINE_BYTES {
             return Err(source::line_too_long(path, line_no));
