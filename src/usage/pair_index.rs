@@ -43,6 +43,7 @@ struct Entry {
     key: [u8; INLINE],
 }
 
+/// An entry holding no key.
 const FREE_ENTRY: Entry = Entry { user_len: 0, len: FREE, any: NONE, parts: NONE, key: [0; INLINE] };
 
 /// The associations of a tree's user records, by (user, account) and partition.
@@ -98,7 +99,7 @@ impl PairIndex {
             if let Some(&ahead) = hashes.get(i + INSERT_AHEAD) {
                 prefetch(&index.entries[index.home(ahead)]);
             }
-            let e = match index.slot_of(hash, user, account) {
+            let e = match index.probe(hash, user, account) {
                 Ok(e) => e,
                 Err(free) => index.put(free, user, account),
             };
@@ -164,7 +165,7 @@ impl PairIndex {
 
     /// The entry of (user, account), whose hash is `hash`, or the free entry where it would go:
     /// probing from its home. (A key of [`FREE`] bytes cannot be: names are far shorter.)
-    fn slot_of(&self, hash: u64, user: &str, account: &str) -> Result<usize, usize> {
+    fn probe(&self, hash: u64, user: &str, account: &str) -> Result<usize, usize> {
         let mut e = self.home(hash);
         loop {
             let entry = &self.entries[e];
@@ -181,7 +182,7 @@ impl PairIndex {
     /// The association of the record (user, account, partition) whose pair hashes to `hash`, or
     /// [`NONE`].
     fn find_hashed(&self, hash: u64, user: &str, account: &str, partition: &str) -> u32 {
-        self.slot_of(hash, user, account).map_or(NONE, |e| self.in_partition(&self.entries[e], partition))
+        self.probe(hash, user, account).map_or(NONE, |e| self.in_partition(&self.entries[e], partition))
     }
 
     /// The association of one record, or [`NONE`].
