@@ -327,12 +327,12 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {
             check_group(path, meta.metadata(), g)?;
             let read = |mask: &ProjectionMask| group_reader(path, &meta, g, BATCH_ROWS, mask.clone());
-            let ids_read = columns.with_ids.is_none();
+            let ids_read = columns.ids_left_out.is_none();
             let charged = charge_batches(path, read(&columns.charged)?, first_rows[g], ids_read, charger);
-            match (&charged, &columns.with_ids) {
+            match (&charged, &columns.ids_left_out) {
                 // The same record fails first again, now named by its job id.
-                (Err(_), Some(with_ids)) => {
-                    charge_batches(path, read(with_ids)?, first_rows[g], true, &mut ctx.charger()).and(charged)
+                (Err(_), Some(ids)) => {
+                    charge_batches(path, read(&ids.with_ids)?, first_rows[g], true, &mut ctx.charger()).and(charged)
                 }
                 _ => charged,
             }
@@ -345,8 +345,8 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
             ctx.report_progress(end as u64, groups.len() as u64)?;
         }
         let mut total = ctx.gather(workers);
-        if let (Some((job, line)), Some(ids)) = (&mut total.report_mut().first_unmatched, &columns.ids) {
-            *job = job_id_at(path, &meta, &first_rows, *line, ids)?;
+        if let (Some((job, line)), Some(ids)) = (&mut total.report_mut().first_unmatched, &columns.ids_left_out) {
+            *job = job_id_at(path, &meta, &first_rows, *line, &ids.alone)?;
         }
         Ok(total)
     })
@@ -356,9 +356,16 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
 struct ChargedColumns {
     charged: ProjectionMask,
     /// When `charged` leaves the job ids out (they need no check: [`ids_need_no_check`]), the
-    /// same with them, to name a record that fails, and the ids alone.
-    with_ids: Option<ProjectionMask>,
-    ids: Option<ProjectionMask>,
+    /// masks that read them again.
+    ids_left_out: Option<IdMasks>,
+}
+
+/// The masks that name a record whose job id charging did not read.
+struct IdMasks {
+    /// The charged columns and the ids: a failing row group is charged again with them.
+    with_ids: ProjectionMask,
+    /// The ids alone: the first unmatched record's is read with it.
+    alone: ProjectionMask,
 }
 
 /// The job id of the record on row `row` (1-based) of the file, its groups' first rows
@@ -461,10 +468,12 @@ fn charged_columns(path: &Path, meta: ArrowReaderMetadata) -> Result<(ArrowReade
     let columns = match ids_need_no_check(&meta) {
         true => ChargedColumns {
             charged: mask(&mut roots.iter().copied().filter(|i| !is_id(i))),
-            with_ids: Some(mask(&mut roots.iter().copied())),
-            ids: Some(mask(&mut roots.iter().copied().filter(is_id))),
+            ids_left_out: Some(IdMasks {
+                with_ids: mask(&mut roots.iter().copied()),
+                alone: mask(&mut roots.iter().copied().filter(is_id)),
+            }),
         },
-        false => ChargedColumns { charged: mask(&mut roots.into_iter()), with_ids: None, ids: None },
+        false => ChargedColumns { charged: mask(&mut roots.into_iter()), ids_left_out: None },
     };
     Ok((projected, columns))
 }
