@@ -65,10 +65,13 @@ const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 /// 3 GB of a 10^7-job `score`). Long runs still give back what they stop using.
 ///
 /// Ordinary pages, and no transparent huge pages for the process (unless `MIMALLOC_ALLOW_THP` is
-/// set): the passes reuse their memory, so huge pages saved no measurable time there, while a
-/// fresh huge page costs far more to fault in than its small pages when the host has taken the
-/// memory back (a VM after a few idle seconds): a 10^7-association `compute` took 6.3-6.9 s with
-/// them and 3.9-5.1 s without, a 10^7-job `score` 5.4 s and 4.0-4.3 s.
+/// set) but where [`advise_huge_pages`] asks for them: the passes reuse their memory, so huge
+/// pages saved no measurable time there, while a fresh huge page costs far more to fault in than
+/// its small pages when the host has taken the memory back (a VM after a few idle seconds): a
+/// 10^7-association `compute` took 6.3-6.9 s with them and 3.9-5.1 s without, a 10^7-job `score`
+/// 5.4 s and 4.0-4.3 s. Tables that are written at random all through a long charge are the
+/// exception (a miss per write, each also a miss in the TLB with small pages); on kernels before
+/// Linux 6.18, which cannot keep advised ranges out of the process-wide switch, they go without.
 ///
 /// `MIMALLOC_*` environment variables still override these defaults. The binary and the benches
 /// call this first, so the benches measure what the binary does; without mimalloc as the global
@@ -80,16 +83,92 @@ pub fn tune_allocator() {
         libmimalloc_sys::mi_option_set_default(libmimalloc_sys::mi_option_large_os_pages, 0);
     }
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
-        // mimalloc reads this option when it starts, before `main`: what it already mapped keeps
-        // its huge-page advice, which the process-wide switch below overrides (as mimalloc itself
-        // does for `MIMALLOC_ALLOW_THP=0`).
+        // mimalloc reads this option when it starts, before `main`: what it maps from now on is
+        // not advised for huge pages, and what it already mapped is taken back below.
         // SAFETY: sets an option in mimalloc's table.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0) };
-        // SAFETY: `prctl(PR_SET_THP_DISABLE)` only changes this process's page policy; its failure
-        // (an old kernel) leaves the default.
         #[cfg(target_os = "linux")]
+        thp_only_where_advised();
+    }
+}
+
+/// Turns transparent huge pages off for the process but for the ranges [`advise_huge_pages`]
+/// advises from now on (Linux 6.18's `PR_THP_DISABLE_EXCEPT_ADVISED`), or off altogether on an
+/// older kernel.
+#[cfg(target_os = "linux")]
+fn thp_only_where_advised() {
+    // `<linux/prctl.h>`'s flag for `PR_SET_THP_DISABLE`'s third argument; not in `libc` yet.
+    const EXCEPT_ADVISED: libc::c_ulong = 1 << 1;
+    let disable = |flags: libc::c_ulong| {
+        // SAFETY: `prctl(PR_SET_THP_DISABLE)` only changes this process's page policy.
         unsafe {
-            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1 as libc::c_ulong, flags, 0 as libc::c_ulong, 0 as libc::c_ulong)
         }
+    };
+    if disable(EXCEPT_ADVISED) != 0 {
+        // An older kernel refuses the flag; a failure of this one too leaves the default.
+        disable(0);
+        return;
+    }
+    // mimalloc advised its first arena for huge pages when it mapped it, before `main` (its
+    // `allow_thp` is on until set above): the whole heap would be advised. Take that back.
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return };
+    let mut range = None;
+    for line in smaps.lines() {
+        if let Some(flags) = line.strip_prefix("VmFlags:") {
+            if let Some((from, to)) = range.take().filter(|_| flags.split_whitespace().any(|f| f == "hg")) {
+                // SAFETY: the range is a whole mapping of this process; `MADV_NOHUGEPAGE` only
+                // sets how its pages are backed, never what they hold.
+                unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_NOHUGEPAGE) };
+            }
+        } else if let Some((from, to)) = line.split_whitespace().next().and_then(|r| r.split_once('-')) {
+            range = usize::from_str_radix(from, 16).ok().zip(usize::from_str_radix(to, 16).ok());
+        }
+    }
+}
+
+/// Asks for transparent huge pages under the whole 2 MiB pages of `buf`'s allocation, before
+/// they are first touched ([`tune_allocator`] keeps them off elsewhere). For a table that a long
+/// charge writes at random: with 4 KiB pages each write there also misses the TLB. Only advice:
+/// nothing changes where the system has no huge pages or refuses it.
+pub(crate) fn advise_huge_pages<T>(buf: &Vec<T>) {
+    const HUGE: usize = 2 << 20;
+    let start = buf.as_ptr() as usize;
+    let (from, to) = (start.next_multiple_of(HUGE), (start + buf.capacity() * size_of::<T>()) / HUGE * HUGE);
+    #[cfg(target_os = "linux")]
+    if from < to {
+        // SAFETY: the range lies within `buf`'s allocation; `MADV_HUGEPAGE` only sets how its
+        // pages are backed, never what they hold.
+        unsafe {
+            libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (from, to);
+}
+
+#[cfg(test)]
+mod tests {
+    /// The advice lands on the whole 2 MiB pages of the buffer, and only there.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn huge_pages_are_advised_for_the_buffer() {
+        let buf: Vec<u64> = Vec::with_capacity(3 << 20);
+        super::advise_huge_pages(&buf);
+        let start = (buf.as_ptr() as usize).next_multiple_of(2 << 20);
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut flags_of_start = None;
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some(flags) = line.strip_prefix("VmFlags:") {
+                if inside {
+                    flags_of_start = Some(flags.split_whitespace().any(|f| f == "hg"));
+                }
+            } else if let Some((from, to)) = line.split_whitespace().next().and_then(|r| r.split_once('-')) {
+                let (from, to) = (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16));
+                inside = matches!((from, to), (Ok(f), Ok(t)) if (f..t).contains(&start));
+            }
+        }
+        assert_eq!(flags_of_start, Some(true), "the mapping holding the buffer's first whole huge page is advised");
     }
 }

@@ -17,6 +17,11 @@ use super::exact_sum::ExactSum;
 use crate::config::Tres;
 
 /// Per-TRES sums of the associations one part of a charge touched.
+///
+/// An association's sums sit together in one block of its slot, and only for the TRES charged so
+/// far: under `limits` every job adds to all of them at a random association, so a job costs
+/// the few cache lines of one block instead of a line per sum; and the TRES no job of the site
+/// counts (often `fs/disk`, `vmem`, `pages`; `energy` always) take no room.
 #[derive(Clone, Debug)]
 pub struct TresSums {
     /// The cluster's TRES, in Slurm's order.
@@ -29,15 +34,27 @@ pub struct TresSums {
     slot_of: Vec<u32>,
     /// Slot → row of the tree input.
     rows: Vec<u32>,
-    /// Decayed TRES-seconds per slot and TRES, row-major.
-    usage: Vec<ExactSum>,
-    /// Remaining TRES-seconds of running jobs per slot and TRES.
-    run_secs: Vec<u64>,
+    /// The places in `names` of the TRES charged so far, in their order within a block.
+    charged: Vec<usize>,
+    /// Place in `names` → place in a block ([`NO_SLOT`] for a TRES not charged yet).
+    place: Vec<u32>,
+    /// Per slot, one [`TresSum`] per charged TRES.
+    blocks: Vec<TresSum>,
+    /// Rows the blocks have room for without growing ([`TresSums::reserve_rows`]).
+    reserved_rows: usize,
     /// Charges [`TresSums::defer`]red: their rows, and per row one charge and one run time per
-    /// TRES. Empty whenever the sums are read.
+    /// charged TRES. Empty whenever the sums are read.
     deferred_rows: Vec<u32>,
-    deferred_usage: Vec<f64>,
-    deferred_run_secs: Vec<u64>,
+    deferred: Vec<(f64, u64)>,
+}
+
+/// One TRES of one association.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct TresSum {
+    /// Decayed TRES-seconds.
+    usage: ExactSum,
+    /// Remaining TRES-seconds of running jobs.
+    run_secs: u64,
 }
 
 /// Deferred charges gathered before [`TresSums::flush`] adds them.
@@ -51,15 +68,16 @@ impl TresSums {
     pub fn new(names: Vec<Tres>) -> Self {
         TresSums {
             billing: names.iter().position(|t| *t == Tres::BILLING),
+            place: vec![NO_SLOT; names.len()],
             names,
             kept: true,
             slot_of: Vec::new(),
             rows: Vec::new(),
-            usage: Vec::new(),
-            run_secs: Vec::new(),
+            charged: Vec::new(),
+            blocks: Vec::new(),
+            reserved_rows: 0,
             deferred_rows: Vec::new(),
-            deferred_usage: Vec::new(),
-            deferred_run_secs: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 
@@ -67,11 +85,72 @@ impl TresSums {
     /// first written): a charge that reaches every row of a large tree then never copies them to
     /// grow.
     pub(crate) fn reserve_rows(&mut self, rows: usize) {
-        let k = self.names.len();
+        self.reserved_rows = self.reserved_rows.max(rows);
         self.slot_of.resize(rows.max(self.slot_of.len()), NO_SLOT);
         self.rows.reserve(rows.saturating_sub(self.rows.len()));
-        self.usage.reserve((rows * k).saturating_sub(self.usage.len()));
-        self.run_secs.reserve((rows * k).saturating_sub(self.run_secs.len()));
+        self.blocks.reserve((rows * self.charged.len()).saturating_sub(self.blocks.len()));
+        crate::memory::advise_huge_pages(&self.blocks);
+    }
+
+    /// The count charged for TRES `i` of a job of `counts` billed `billing`: energy is never
+    /// charged, and `billing`'s count is the job's billable TRES.
+    fn count(&self, i: usize, counts: &[u64], billing: u64) -> u64 {
+        if Some(i) == self.billing {
+            billing
+        } else if self.names[i] == Tres::ENERGY {
+            0
+        } else {
+            counts[i]
+        }
+    }
+
+    /// Makes room in every block for the TRES of `counts` not charged yet, deferred charges
+    /// added first. Each TRES is added once per part, so the copy is rare.
+    fn make_room(&mut self, counts: &[u64], billing: u64) {
+        let new: Vec<usize> = (0..self.names.len())
+            .filter(|&i| self.place[i] == NO_SLOT && self.count(i, counts, billing) != 0)
+            .collect();
+        if !new.is_empty() {
+            self.charge_tres(&new);
+        }
+    }
+
+    /// Adds `new` to the TRES charged, moving every block to the wider layout.
+    fn charge_tres(&mut self, new: &[usize]) {
+        self.flush();
+        let (old, m) = (self.charged.len(), self.charged.len() + new.len());
+        let mut blocks = Vec::with_capacity(self.reserved_rows.max(self.rows.len()) * m);
+        crate::memory::advise_huge_pages(&blocks);
+        for slot in 0..self.rows.len() {
+            blocks.extend_from_slice(&self.blocks[slot * old..][..old]);
+            blocks.extend(std::iter::repeat_n(TresSum::default(), new.len()));
+        }
+        self.blocks = blocks;
+        for &i in new {
+            self.place[i] = self.charged.len() as u32;
+            self.charged.push(i);
+        }
+    }
+
+    /// The first product of `counts` the exact sums cannot hold, if any, in `names`' order.
+    fn check(&self, seconds: f64, counts: &[u64], billing: u64) -> Result<(), f64> {
+        for i in 0..self.names.len() {
+            let count = self.count(i, counts, billing);
+            let charge = seconds * count as f64;
+            if count != 0 && !ExactSum::holds(charge) {
+                return Err(charge);
+            }
+        }
+        Ok(())
+    }
+
+    /// The charge and run time of a charged TRES `i`: the job's seconds and run seconds times
+    /// its count (a zero count is none, whatever the seconds).
+    fn charge_of(&self, i: usize, seconds: f64, run_secs: u64, counts: &[u64], billing: u64) -> (f64, u64) {
+        match self.count(i, counts, billing) {
+            0 => (0.0, 0),
+            count => (seconds * count as f64, run_secs.saturating_mul(count)),
+        }
     }
 
     /// [`TresSums::charge`], added later (by [`TresSums::flush`], or by the charge that fills the
@@ -92,21 +171,10 @@ impl TresSums {
         if seconds == 0.0 && run_secs == 0 {
             return Ok(());
         }
-        let mark = self.deferred_usage.len();
-        for (i, (&count, tres)) in counts.iter().zip(&self.names).enumerate() {
-            let count = if Some(i) == self.billing { billing } else { count };
-            let (charge, secs) = if count == 0 || *tres == Tres::ENERGY {
-                (0.0, 0)
-            } else {
-                (seconds * count as f64, run_secs.saturating_mul(count))
-            };
-            if !ExactSum::holds(charge) {
-                self.deferred_usage.truncate(mark);
-                self.deferred_run_secs.truncate(mark);
-                return Err(charge);
-            }
-            self.deferred_usage.push(charge);
-            self.deferred_run_secs.push(secs);
+        self.check(seconds, counts, billing)?;
+        self.make_room(counts, billing);
+        for &i in &self.charged {
+            self.deferred.push(self.charge_of(i, seconds, run_secs, counts, billing));
         }
         self.deferred_rows.push(row);
         if self.deferred_rows.len() == DEFER_BLOCK {
@@ -115,10 +183,10 @@ impl TresSums {
         Ok(())
     }
 
-    /// Adds the deferred charges: the slots of their rows first, then the sums, each prefetched a
-    /// few charges ahead.
+    /// Adds the deferred charges: the slots of their rows first, then the blocks, each
+    /// prefetched a few charges ahead.
     pub(crate) fn flush(&mut self) {
-        let k = self.names.len();
+        let m = self.charged.len();
         let rows = std::mem::take(&mut self.deferred_rows);
         let slots: Vec<usize> = rows
             .iter()
@@ -134,22 +202,17 @@ impl TresSums {
             .collect();
         for (j, &slot) in slots.iter().enumerate() {
             if let Some(&ahead) = slots.get(j + AHEAD) {
-                for line in (0..k).step_by(2) {
-                    super::pair_index::prefetch(&self.usage[ahead * k + line]);
-                }
-                super::pair_index::prefetch(&self.run_secs[ahead * k]);
+                prefetch_lines(&self.blocks[ahead * m..][..m]);
             }
-            for i in 0..k {
-                let (charge, secs) = (self.deferred_usage[j * k + i], self.deferred_run_secs[j * k + i]);
-                let added = self.usage[slot * k + i].add(charge);
+            for (sum, &(charge, secs)) in self.blocks[slot * m..][..m].iter_mut().zip(&self.deferred[j * m..][..m]) {
+                let added = sum.usage.add(charge);
                 debug_assert!(added.is_ok(), "checked by defer");
-                self.run_secs[slot * k + i] = self.run_secs[slot * k + i].saturating_add(secs);
+                sum.run_secs = sum.run_secs.saturating_add(secs);
             }
         }
         self.deferred_rows = rows;
         self.deferred_rows.clear();
-        self.deferred_usage.clear();
-        self.deferred_run_secs.clear();
+        self.deferred.clear();
     }
 
     /// The TRES of a cluster that keeps no per-TRES usage (no `AccountingStorageEnforce=limits`).
@@ -175,20 +238,32 @@ impl TresSums {
             self.slot_of.resize(grown, NO_SLOT);
         }
         if self.slot_of[r] == NO_SLOT {
-            let k = self.names.len();
             self.slot_of[r] = self.rows.len() as u32;
             self.rows.push(row);
-            self.usage.resize(self.usage.len() + k, ExactSum::default());
-            self.run_secs.resize(self.run_secs.len() + k, 0);
+            self.blocks.resize(self.blocks.len() + self.charged.len(), TresSum::default());
         }
         self.slot_of[r] as usize
     }
 
-    /// Each touched row with its sums, by row.
-    fn by_row(&self) -> Vec<(u32, &[ExactSum], &[u64])> {
+    /// The sums of `slot` in `names`' order, zero for the TRES not charged: written into `usage`
+    /// and `run_secs`, one per name.
+    fn write_slot(&self, slot: usize, usage: &mut [ExactSum], run_secs: &mut [u64]) {
+        let m = self.charged.len();
+        for (sum, &i) in self.blocks[slot * m..][..m].iter().zip(&self.charged) {
+            usage[i] = sum.usage;
+            run_secs[i] = sum.run_secs;
+        }
+    }
+
+    /// Each touched row with its sums in `names`' order, by row.
+    fn by_row(&self) -> Vec<(u32, Vec<ExactSum>, Vec<u64>)> {
         let k = self.names.len();
         let mut rows: Vec<_> = (self.rows.iter().enumerate())
-            .map(|(slot, &row)| (row, &self.usage[slot * k..][..k], &self.run_secs[slot * k..][..k]))
+            .map(|(slot, &row)| {
+                let (mut usage, mut run_secs) = (vec![ExactSum::default(); k], vec![0; k]);
+                self.write_slot(slot, &mut usage, &mut run_secs);
+                (row, usage, run_secs)
+            })
             .collect();
         rows.sort_unstable_by_key(|r| r.0);
         rows
@@ -199,22 +274,23 @@ impl TresSums {
     /// count replaced by `billing`; energy's is not charged, as in Slurm).
     ///
     /// # Errors
-    /// The first product the exact sums cannot hold, for the caller to name the record.
+    /// The first product the exact sums cannot hold, for the caller to name the record; nothing
+    /// of the job is kept then.
     pub fn charge(&mut self, row: u32, seconds: f64, run_secs: u64, counts: &[u64], billing: u64) -> Result<(), f64> {
         debug_assert_eq!(counts.len(), self.names.len(), "one count per TRES");
         if seconds == 0.0 && run_secs == 0 {
             return Ok(());
         }
-        let k = self.names.len();
-        let base = self.slot(row) * k;
-        for (i, (&count, tres)) in counts.iter().zip(&self.names).enumerate() {
-            let count = if Some(i) == self.billing { billing } else { count };
-            if count == 0 || *tres == Tres::ENERGY {
-                continue;
-            }
-            let charge = seconds * count as f64;
-            self.usage[base + i].add(charge).map_err(|_| charge)?;
-            self.run_secs[base + i] = self.run_secs[base + i].saturating_add(run_secs.saturating_mul(count));
+        self.check(seconds, counts, billing)?;
+        self.make_room(counts, billing);
+        let m = self.charged.len();
+        let base = self.slot(row) * m;
+        for (j, &i) in self.charged.iter().enumerate() {
+            let (charge, secs) = self.charge_of(i, seconds, run_secs, counts, billing);
+            let sum = &mut self.blocks[base + j];
+            let added = sum.usage.add(charge);
+            debug_assert!(added.is_ok(), "checked above");
+            sum.run_secs = sum.run_secs.saturating_add(secs);
         }
         Ok(())
     }
@@ -226,12 +302,18 @@ impl TresSums {
     pub fn add(&mut self, other: &TresSums) {
         assert_eq!((&self.names, self.kept), (&other.names, other.kept), "parts of one charge sum the same TRES");
         debug_assert!(self.deferred_rows.is_empty() && other.deferred_rows.is_empty(), "flushed before they are read");
-        let k = self.names.len();
+        let new: Vec<usize> = other.charged.iter().copied().filter(|&i| self.place[i] == NO_SLOT).collect();
+        if !new.is_empty() {
+            self.charge_tres(&new);
+        }
+        let places: Vec<usize> = other.charged.iter().map(|&i| self.place[i] as usize).collect();
+        let (m, other_m) = (self.charged.len(), other.charged.len());
         for (slot, &row) in other.rows.iter().enumerate() {
-            let base = self.slot(row) * k;
-            for i in 0..k {
-                self.usage[base + i].merge(&other.usage[slot * k + i]);
-                self.run_secs[base + i] = self.run_secs[base + i].saturating_add(other.run_secs[slot * k + i]);
+            let base = self.slot(row) * m;
+            for (from, &to) in other.blocks[slot * other_m..][..other_m].iter().zip(&places) {
+                let sum = &mut self.blocks[base + to];
+                sum.usage.merge(&from.usage);
+                sum.run_secs = sum.run_secs.saturating_add(from.run_secs);
             }
         }
     }
@@ -243,9 +325,8 @@ impl TresSums {
         let mut usage = vec![ExactSum::default(); rows * k];
         let mut run_secs = vec![0; rows * k];
         for (slot, &row) in self.rows.iter().enumerate() {
-            let (to, from) = (row as usize * k, slot * k);
-            usage[to..to + k].copy_from_slice(&self.usage[from..from + k]);
-            run_secs[to..to + k].copy_from_slice(&self.run_secs[from..from + k]);
+            let to = row as usize * k;
+            self.write_slot(slot, &mut usage[to..to + k], &mut run_secs[to..to + k]);
         }
         (usage, run_secs)
     }
@@ -261,18 +342,30 @@ impl TresSums {
         if k == 0 {
             return sums;
         }
+        let any = |i: usize| (i..usage.len()).step_by(k).any(|x| usage[x] != ExactSum::default() || run_secs[x] != 0);
+        let charged: Vec<usize> = (0..k).filter(|&i| any(i)).collect();
+        sums.charge_tres(&charged);
         for (row, (u, r)) in usage.chunks(k).zip(run_secs.chunks(k)).enumerate() {
             if u.iter().any(|s| *s != ExactSum::default()) || r.iter().any(|&s| s != 0) {
-                let base = sums.slot(row as u32) * k;
-                sums.usage[base..base + k].copy_from_slice(u);
-                sums.run_secs[base..base + k].copy_from_slice(r);
+                let base = sums.slot(row as u32) * charged.len();
+                for (j, &i) in charged.iter().enumerate() {
+                    sums.blocks[base + j] = TresSum { usage: u[i], run_secs: r[i] };
+                }
             }
         }
         sums
     }
 }
 
-/// No slot for a row yet.
+/// Prefetches the cache lines of `block`.
+fn prefetch_lines(block: &[TresSum]) {
+    let (start, end) = (block.as_ptr() as usize, block.as_ptr() as usize + size_of_val(block));
+    for line in (start & !63..end).step_by(64) {
+        super::pair_index::prefetch(line as *const u8);
+    }
+}
+
+/// No slot for a row yet (and no place for a TRES not charged yet).
 const NO_SLOT: u32 = u32::MAX;
 
 impl PartialEq for TresSums {
@@ -347,6 +440,37 @@ mod tests {
         later.flush();
         assert_eq!(later.dense(300), now.dense(300));
         assert_eq!(later, now);
+    }
+
+    /// A TRES first counted part-way through a part, with charges of the narrower blocks still
+    /// deferred, widens every block without losing them; parts that charged different TRES merge
+    /// to what one part charged with all of them holds; and the TRES never counted read as zero.
+    #[test]
+    fn tres_first_counted_part_way_widen_the_blocks() {
+        let k = names().len();
+        let only = |i: usize, n: u64| -> Vec<u64> {
+            let mut c = vec![0; k];
+            c[i] = n;
+            c
+        };
+        let (mut one, mut a, mut b) = (TresSums::new(names()), TresSums::new(names()), TresSums::new(names()));
+        a.reserve_rows(8);
+        let charges = [(2, 1.5, 10, only(0, 4)), (5, 2.0, 0, only(k - 1, 2)), (2, 0.5, 7, only(1, 3))];
+        for (row, seconds, run, counts) in &charges {
+            one.charge(*row, *seconds, *run, counts, 0).unwrap();
+        }
+        a.defer(2, 1.5, 10, &charges[0].3, 0).unwrap();
+        a.defer(5, 2.0, 0, &charges[1].3, 0).unwrap();
+        a.flush();
+        b.charge(2, 0.5, 7, &charges[2].3, 0).unwrap();
+        assert_eq!((a.charged.len(), b.charged.len()), (2, 1));
+        b.add(&a);
+        assert_eq!(b, one);
+        let (usage, run) = b.dense(6);
+        assert_eq!((usage[2 * k].to_f64(), usage[2 * k + 1].to_f64(), usage[5 * k + k - 1].to_f64()), (6.0, 1.5, 4.0));
+        assert_eq!((run[2 * k], run[2 * k + 1], run[2 * k + k - 1]), (40, 21, 0));
+        assert!(usage[2 * k + 2..3 * k - 1].iter().all(|s| *s == ExactSum::default()));
+        assert_eq!(TresSums::from_dense(names(), &usage, &run), one);
     }
 
     #[test]
