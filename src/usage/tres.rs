@@ -110,9 +110,7 @@ impl TresSums {
         let new: Vec<usize> = (0..self.names.len())
             .filter(|&i| self.place[i] == NO_SLOT && self.count(i, counts, billing) != 0)
             .collect();
-        if !new.is_empty() {
-            self.charge_tres(&new);
-        }
+        self.charge_tres(&new);
     }
 
     /// Adds `new` to the TRES charged, moving every block to the wider layout.
@@ -132,16 +130,23 @@ impl TresSums {
         }
     }
 
-    /// The first product of `counts` the exact sums cannot hold, if any, in `names`' order.
-    fn check(&self, seconds: f64, counts: &[u64], billing: u64) -> Result<(), f64> {
+    /// Whether a job of `counts` counts a TRES not charged yet (see [`TresSums::make_room`]).
+    ///
+    /// # Errors
+    /// The first product of `counts` the exact sums cannot hold, in `names`' order.
+    fn check(&self, seconds: f64, counts: &[u64], billing: u64) -> Result<bool, f64> {
+        let mut widens = false;
         for i in 0..self.names.len() {
             let count = self.count(i, counts, billing);
-            let charge = seconds * count as f64;
-            if count != 0 && !ExactSum::holds(charge) {
-                return Err(charge);
+            if count != 0 {
+                let charge = seconds * count as f64;
+                if !ExactSum::holds(charge) {
+                    return Err(charge);
+                }
+                widens |= self.place[i] == NO_SLOT;
             }
         }
-        Ok(())
+        Ok(widens)
     }
 
     /// The charge and run time of a charged TRES `i`: the job's seconds and run seconds times
@@ -171,8 +176,9 @@ impl TresSums {
         if seconds == 0.0 && run_secs == 0 {
             return Ok(());
         }
-        self.check(seconds, counts, billing)?;
-        self.make_room(counts, billing);
+        if self.check(seconds, counts, billing)? {
+            self.make_room(counts, billing);
+        }
         for &i in &self.charged {
             self.deferred.push(self.charge_of(i, seconds, run_secs, counts, billing));
         }
@@ -281,8 +287,9 @@ impl TresSums {
         if seconds == 0.0 && run_secs == 0 {
             return Ok(());
         }
-        self.check(seconds, counts, billing)?;
-        self.make_room(counts, billing);
+        if self.check(seconds, counts, billing)? {
+            self.make_room(counts, billing);
+        }
         let m = self.charged.len();
         let base = self.slot(row) * m;
         for (j, &i) in self.charged.iter().enumerate() {
