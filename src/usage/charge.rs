@@ -306,12 +306,13 @@ impl<'a> ChargeContext<'a> {
 
     /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
-        let sums = || vec![ExactSum::default(); self.rows];
+        let keeps_pass_start = self.pass_start_model().is_some();
         UsageCharger {
             ctx: self,
+            paired: keeps_pass_start.then(|| vec![PairedSums::default(); self.rows]),
             part: PartialUsage {
-                sums: sums(),
-                pass_start: self.pass_start_model().map(|_| sums()),
+                sums: if keeps_pass_start { Vec::new() } else { vec![ExactSum::default(); self.rows] },
+                pass_start: keeps_pass_start.then(Vec::new),
                 tres: self.tres.as_ref().map(|(names, kept)| {
                     if *kept {
                         let mut sums = TresSums::new(names.clone());
@@ -328,7 +329,6 @@ impl<'a> ChargeContext<'a> {
             tres_counts: StrMap::default(),
             counts: Vec::new(),
             pending: Vec::with_capacity(PENDING_BLOCK),
-            pending_pass_start: Vec::new(),
             shape_bills: Vec::new(),
             shape_factors: Vec::new(),
             shape_counts: Vec::new(),
@@ -390,10 +390,13 @@ pub struct UsageCharger<'c, 'a> {
     tres_counts: StrMap<u32>,
     /// The counts of the kept TRES of each TRES string seen.
     counts: Vec<Box<[u64]>>,
-    /// Charges not yet added to `part.sums` and `part.pass_start`: added a block at a time, so
-    /// that the misses of a block's random rows overlap ([`add_all`]).
-    pending: Vec<(u32, f64)>,
-    pending_pass_start: Vec<(u32, f64)>,
+    /// With the usage at the last pass's start kept (classic under Slurm's decay), a record's
+    /// two sums side by side: a charge adds to one cache line instead of two. They move into
+    /// `part.sums` and `part.pass_start` when the charger is done ([`UsageCharger::into_partial`]).
+    paired: Option<Vec<PairedSums>>,
+    /// Charges not yet added to the sums, (row, usage, usage at the last pass's start or 0):
+    /// added a block at a time, so that the misses of a block's random rows overlap ([`add_all`]).
+    pending: Vec<(u32, f64, f64)>,
     /// The billing and usage factor of each [`Shape`] of the batch being charged (NaN: not yet),
     /// and the index in `counts` of each of its TRES strings ([`pair_index::NONE`]: not yet).
     shape_bills: Vec<f64>,
@@ -583,9 +586,9 @@ impl UsageCharger<'_, '_> {
             let counts = &self.counts[c as usize];
             sums.defer(r.row, seconds, run_secs, counts, r.billable as u64).map_err(OutOfRange::Tres)?;
         }
-        defer_add(&mut self.pending, &mut self.part.sums, r.row, usage);
-        if let (Some(sums), Some(before)) = (&mut self.part.pass_start, before) {
-            defer_add(&mut self.pending_pass_start, sums, r.row, before);
+        self.pending.push((r.row, usage, before.unwrap_or(0.0)));
+        if self.pending.len() == PENDING_BLOCK {
+            self.add_pending();
         }
         Ok(())
     }
@@ -708,7 +711,7 @@ impl UsageCharger<'_, '_> {
             .collect::<Result<Vec<_>>>()?;
         self.part.sums = sums;
         self.pending.clear();
-        self.pending_pass_start.clear();
+        self.paired = None;
         self.part.pass_start = None;
         self.part.tres = None;
         Ok(())
@@ -804,17 +807,47 @@ impl UsageCharger<'_, '_> {
     /// Adds another worker's usage and counts into this one, in any order: the sums are exact.
     pub fn absorb(&mut self, other: UsageCharger<'_, '_>) {
         self.flush();
+        self.unpair();
         self.part.add(&other.into_partial());
     }
 
     /// Adds the pending charges.
     fn flush(&mut self) {
-        add_all(&mut self.pending, &mut self.part.sums);
-        if let Some(sums) = &mut self.part.pass_start {
-            add_all(&mut self.pending_pass_start, sums);
-        }
+        self.add_pending();
         if let Some(tres) = &mut self.part.tres {
             tres.flush();
+        }
+    }
+
+    /// Adds the pending usage charges to the sums.
+    fn add_pending(&mut self) {
+        let pending = &self.pending;
+        match (&mut self.paired, &mut self.part.pass_start) {
+            (Some(paired), _) => add_all(pending, paired, |s, &(_, usage, before)| {
+                let added = s.usage.add(usage).and(s.pass_start.add(before));
+                debug_assert!(added.is_ok(), "charges are checked by add_charges");
+            }),
+            (None, pass_start) => {
+                add_all(pending, &mut self.part.sums, |s, &(_, usage, _)| {
+                    let added = s.add(usage);
+                    debug_assert!(added.is_ok(), "charges are checked by add_charges");
+                });
+                if let Some(sums) = pass_start {
+                    add_all(pending, sums, |s, &(_, _, before)| {
+                        let added = s.add(before);
+                        debug_assert!(added.is_ok(), "charges are checked by add_charges");
+                    });
+                }
+            }
+        }
+        self.pending.clear();
+    }
+
+    /// Moves paired sums into `part.sums` and `part.pass_start`, charges added first.
+    fn unpair(&mut self) {
+        if let Some(paired) = self.paired.take() {
+            self.part.sums = paired.iter().map(|s| s.usage).collect();
+            self.part.pass_start = Some(paired.iter().map(|s| s.pass_start).collect());
         }
     }
 
@@ -832,6 +865,7 @@ impl UsageCharger<'_, '_> {
     /// merge with the other parts' ([`PartialUsage::merge`]).
     pub fn into_partial(mut self) -> PartialUsage {
         self.flush();
+        self.unpair();
         self.part
     }
 }
@@ -1072,26 +1106,24 @@ const PENDING_BLOCK: usize = 1024;
 /// How far ahead [`add_all`] prefetches: enough misses in flight to cover memory's latency.
 const PREFETCH_AHEAD: usize = 16;
 
-/// Keeps `(row, usage)` in `pending`, adding the block to `sums` ([`add_all`]) once it is full.
-fn defer_add(pending: &mut Vec<(u32, f64)>, sums: &mut [ExactSum], row: u32, usage: f64) {
-    pending.push((row, usage));
-    if pending.len() == PENDING_BLOCK {
-        add_all(pending, sums);
-    }
+/// A record's usage and its usage at the last pass's start, in one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct PairedSums {
+    usage: ExactSum,
+    pass_start: ExactSum,
 }
 
-/// Adds `(row, charge)` pairs, charges already checked to be in [`ExactSum`]'s range
-/// ([`summable_usage`]), and empties `adds`. At 10^6 associations the sums outgrow the caches
-/// and every add misses; prefetching the rows a few adds ahead overlaps the misses.
-fn add_all(adds: &mut Vec<(u32, f64)>, sums: &mut [ExactSum]) {
-    for (i, &(row, usage)) in adds.iter().enumerate() {
-        if let Some(&(ahead, _)) = adds.get(i + PREFETCH_AHEAD) {
+/// Adds pending charges `(row, ..)` to `sums[row]` with `add`. At 10^6 associations the sums
+/// outgrow the caches and every add misses; prefetching the rows a few adds ahead overlaps the
+/// misses.
+fn add_all<S>(adds: &[(u32, f64, f64)], sums: &mut [S], add: impl Fn(&mut S, &(u32, f64, f64))) {
+    for (i, charge) in adds.iter().enumerate() {
+        if let Some(&(ahead, ..)) = adds.get(i + PREFETCH_AHEAD) {
             pair_index::prefetch(&sums[ahead as usize]);
         }
-        let added = sums[row as usize].add(usage);
-        debug_assert!(added.is_ok(), "charges are checked by summable_usage");
+        add(&mut sums[charge.0 as usize], charge);
     }
-    adds.clear();
 }
 
 /// The largest usage, in billing-seconds, fairshare sums exactly ([`ExactSum`]'s 2^96).
