@@ -9,16 +9,15 @@
 //!   end; what a running job has left after the last pass is sshare's `TRESRunMins`, in minutes.
 //!
 //! A QOS's `NoDecay` flag changes only that QOS's own usage: associations decay whatever the job's
-//! QOS. A part of a charge keeps the sums of the associations it touched only (a row group of a
-//! long history reaches a fraction of a large tree), exact like the usage sums, so parts merge to
-//! the same bits in any grouping.
+//! QOS. A part of a charge keeps its sums per row of the tree, as the usage sums, and exact like
+//! them, so parts merge to the same bits in any grouping.
 
 use super::exact_sum::ExactSum;
 use crate::config::Tres;
 
 /// Per-TRES sums of the associations one part of a charge touched.
 ///
-/// An association's sums sit together in one block of its slot, and only for the TRES charged so
+/// An association's sums sit together in one block at its row, and only for the TRES charged so
 /// far: under `limits` every job adds to all of them at a random association, so a job costs
 /// the few cache lines of one block instead of a line per sum; and the TRES no job of the site
 /// counts (often `fs/disk`, `vmem`, `pages`; `energy` always) take no room.
@@ -30,18 +29,14 @@ pub struct TresSums {
     kept: bool,
     /// The place of `billing` in `names`.
     billing: Option<usize>,
-    /// Row of the tree input → its slot ([`NO_SLOT`] for none yet), grown as rows come.
-    slot_of: Vec<u32>,
-    /// Slot → row of the tree input.
-    rows: Vec<u32>,
+    /// The rows of the tree input the blocks cover, grown as rows come.
+    rows: usize,
     /// The places in `names` of the TRES charged so far, in their order within a block.
     charged: Vec<usize>,
-    /// Place in `names` → place in a block ([`NO_SLOT`] for a TRES not charged yet).
+    /// Place in `names` → place in a block ([`NOT_CHARGED`] for a TRES not charged yet).
     place: Vec<u32>,
-    /// Per slot, one [`TresSum`] per charged TRES.
+    /// Per row, one [`TresSum`] per charged TRES (zero for a row no job reached).
     blocks: Vec<TresSum>,
-    /// Rows the blocks have room for without growing ([`TresSums::reserve_rows`]).
-    reserved_rows: usize,
     /// Charges [`TresSums::defer`]red: their rows, and per row one charge and one run time per
     /// charged TRES. Empty whenever the sums are read.
     deferred_rows: Vec<u32>,
@@ -68,28 +63,21 @@ impl TresSums {
     pub fn new(names: Vec<Tres>) -> Self {
         TresSums {
             billing: names.iter().position(|t| *t == Tres::BILLING),
-            place: vec![NO_SLOT; names.len()],
+            place: vec![NOT_CHARGED; names.len()],
             names,
             kept: true,
-            slot_of: Vec::new(),
-            rows: Vec::new(),
+            rows: 0,
             charged: Vec::new(),
             blocks: Vec::new(),
-            reserved_rows: 0,
             deferred_rows: Vec::new(),
             deferred: Vec::new(),
         }
     }
 
-    /// Makes room for the sums of `rows` rows without touching the memory (the pages come when
-    /// first written): a charge that reaches every row of a large tree then never copies them to
-    /// grow.
+    /// Makes room for the sums of `rows` rows at once: a charge that reaches every row of a large
+    /// tree then never copies them to grow.
     pub(crate) fn reserve_rows(&mut self, rows: usize) {
-        self.reserved_rows = self.reserved_rows.max(rows);
-        self.slot_of.resize(rows.max(self.slot_of.len()), NO_SLOT);
-        self.rows.reserve(rows.saturating_sub(self.rows.len()));
-        self.blocks.reserve((rows * self.charged.len()).saturating_sub(self.blocks.len()));
-        crate::memory::advise_huge_pages(&self.blocks);
+        self.cover(rows);
     }
 
     /// The count charged for TRES `i` of a job of `counts` billed `billing`: energy is never
@@ -108,7 +96,7 @@ impl TresSums {
     /// added first. Each TRES is added once per part, so the copy is rare.
     fn make_room(&mut self, counts: &[u64], billing: u64) {
         let new: Vec<usize> = (0..self.names.len())
-            .filter(|&i| self.place[i] == NO_SLOT && self.count(i, counts, billing) != 0)
+            .filter(|&i| self.place[i] == NOT_CHARGED && self.count(i, counts, billing) != 0)
             .collect();
         self.charge_tres(&new);
     }
@@ -117,10 +105,10 @@ impl TresSums {
     fn charge_tres(&mut self, new: &[usize]) {
         self.flush();
         let (old, m) = (self.charged.len(), self.charged.len() + new.len());
-        let mut blocks = Vec::with_capacity(self.reserved_rows.max(self.rows.len()) * m);
+        let mut blocks = Vec::with_capacity(self.rows * m);
         crate::memory::advise_huge_pages(&blocks);
-        for slot in 0..self.rows.len() {
-            blocks.extend_from_slice(&self.blocks[slot * old..][..old]);
+        for row in 0..self.rows {
+            blocks.extend_from_slice(&self.blocks[row * old..][..old]);
             blocks.extend(std::iter::repeat_n(TresSum::default(), new.len()));
         }
         self.blocks = blocks;
@@ -128,6 +116,30 @@ impl TresSums {
             self.place[i] = self.charged.len() as u32;
             self.charged.push(i);
         }
+    }
+
+    /// Grows the blocks to cover `rows` rows.
+    fn cover(&mut self, rows: usize) {
+        if rows > self.rows {
+            let m = self.charged.len();
+            if self.blocks.capacity() < rows * m {
+                let mut blocks = Vec::with_capacity(rows * m);
+                crate::memory::advise_huge_pages(&blocks);
+                blocks.extend_from_slice(&self.blocks);
+                self.blocks = blocks;
+            }
+            self.blocks.resize(rows * m, TresSum::default());
+            self.rows = rows;
+        }
+    }
+
+    /// The place of `row`'s block, grown to (at least doubling the rows covered).
+    fn block(&mut self, row: u32) -> usize {
+        let r = row as usize;
+        if r >= self.rows {
+            self.cover((r + 1).max(2 * self.rows));
+        }
+        r * self.charged.len()
     }
 
     /// Whether a job of `counts` counts a TRES not charged yet (see [`TresSums::make_room`]).
@@ -143,7 +155,7 @@ impl TresSums {
                 if !ExactSum::holds(charge) {
                     return Err(charge);
                 }
-                widens |= self.place[i] == NO_SLOT;
+                widens |= self.place[i] == NOT_CHARGED;
             }
         }
         Ok(widens)
@@ -189,28 +201,19 @@ impl TresSums {
         Ok(())
     }
 
-    /// Adds the deferred charges: the slots of their rows first, then the blocks, each
-    /// prefetched a few charges ahead.
+    /// Adds the deferred charges, the blocks prefetched a few charges ahead.
     pub(crate) fn flush(&mut self) {
         let m = self.charged.len();
         let rows = std::mem::take(&mut self.deferred_rows);
-        let slots: Vec<usize> = rows
-            .iter()
-            .enumerate()
-            .map(|(j, &row)| {
-                if let Some(&ahead) = rows.get(j + AHEAD)
-                    && let Some(slot) = self.slot_of.get(ahead as usize)
-                {
-                    super::pair_index::prefetch(slot);
-                }
-                self.slot(row)
-            })
-            .collect();
-        for (j, &slot) in slots.iter().enumerate() {
-            if let Some(&ahead) = slots.get(j + AHEAD) {
-                prefetch_lines(&self.blocks[ahead * m..][..m]);
+        if let Some(&last) = rows.iter().max() {
+            self.block(last);
+        }
+        for (j, &row) in rows.iter().enumerate() {
+            if let Some(&ahead) = rows.get(j + AHEAD) {
+                prefetch_lines(&self.blocks[ahead as usize * m..][..m]);
             }
-            for (sum, &(charge, secs)) in self.blocks[slot * m..][..m].iter_mut().zip(&self.deferred[j * m..][..m]) {
+            let base = row as usize * m;
+            for (sum, &(charge, secs)) in self.blocks[base..][..m].iter_mut().zip(&self.deferred[j * m..][..m]) {
                 let added = sum.usage.add(charge);
                 debug_assert!(added.is_ok(), "checked by defer");
                 sum.run_secs = sum.run_secs.saturating_add(secs);
@@ -236,43 +239,27 @@ impl TresSums {
         &self.names
     }
 
-    /// The slot of `row`, made on first use.
-    fn slot(&mut self, row: u32) -> usize {
-        let r = row as usize;
-        if r >= self.slot_of.len() {
-            let grown = (r + 1).max(2 * self.slot_of.len());
-            self.slot_of.resize(grown, NO_SLOT);
-        }
-        if self.slot_of[r] == NO_SLOT {
-            self.slot_of[r] = self.rows.len() as u32;
-            self.rows.push(row);
-            self.blocks.resize(self.blocks.len() + self.charged.len(), TresSum::default());
-        }
-        self.slot_of[r] as usize
-    }
-
-    /// The sums of `slot` in `names`' order, zero for the TRES not charged: written into `usage`
+    /// The sums of `row` in `names`' order, zero for the TRES not charged: written into `usage`
     /// and `run_secs`, one per name.
-    fn write_slot(&self, slot: usize, usage: &mut [ExactSum], run_secs: &mut [u64]) {
+    fn write_row(&self, row: usize, usage: &mut [ExactSum], run_secs: &mut [u64]) {
         let m = self.charged.len();
-        for (sum, &i) in self.blocks[slot * m..][..m].iter().zip(&self.charged) {
+        for (sum, &i) in self.blocks[row * m..][..m].iter().zip(&self.charged) {
             usage[i] = sum.usage;
             run_secs[i] = sum.run_secs;
         }
     }
 
-    /// Each touched row with its sums in `names`' order, by row.
-    fn by_row(&self) -> Vec<(u32, Vec<ExactSum>, Vec<u64>)> {
-        let k = self.names.len();
-        let mut rows: Vec<_> = (self.rows.iter().enumerate())
-            .map(|(slot, &row)| {
+    /// Each row with a sum, with its sums in `names`' order.
+    fn by_row(&self) -> Vec<(usize, Vec<ExactSum>, Vec<u64>)> {
+        let (k, m) = (self.names.len(), self.charged.len());
+        (0..self.rows)
+            .filter(|&row| self.blocks[row * m..][..m].iter().any(|s| *s != TresSum::default()))
+            .map(|row| {
                 let (mut usage, mut run_secs) = (vec![ExactSum::default(); k], vec![0; k]);
-                self.write_slot(slot, &mut usage, &mut run_secs);
+                self.write_row(row, &mut usage, &mut run_secs);
                 (row, usage, run_secs)
             })
-            .collect();
-        rows.sort_unstable_by_key(|r| r.0);
-        rows
+            .collect()
     }
 
     /// Charges one job to `row`: `seconds` of decayed run time (its QOS factor included) and
@@ -290,8 +277,7 @@ impl TresSums {
         if self.check(seconds, counts, billing)? {
             self.make_room(counts, billing);
         }
-        let m = self.charged.len();
-        let base = self.slot(row) * m;
+        let base = self.block(row);
         for (j, &i) in self.charged.iter().enumerate() {
             let (charge, secs) = self.charge_of(i, seconds, run_secs, counts, billing);
             let sum = &mut self.blocks[base + j];
@@ -309,15 +295,16 @@ impl TresSums {
     pub fn add(&mut self, other: &TresSums) {
         assert_eq!((&self.names, self.kept), (&other.names, other.kept), "parts of one charge sum the same TRES");
         debug_assert!(self.deferred_rows.is_empty() && other.deferred_rows.is_empty(), "flushed before they are read");
-        let new: Vec<usize> = other.charged.iter().copied().filter(|&i| self.place[i] == NO_SLOT).collect();
+        let new: Vec<usize> = other.charged.iter().copied().filter(|&i| self.place[i] == NOT_CHARGED).collect();
         if !new.is_empty() {
             self.charge_tres(&new);
         }
         let places: Vec<usize> = other.charged.iter().map(|&i| self.place[i] as usize).collect();
         let (m, other_m) = (self.charged.len(), other.charged.len());
-        for (slot, &row) in other.rows.iter().enumerate() {
-            let base = self.slot(row) * m;
-            for (from, &to) in other.blocks[slot * other_m..][..other_m].iter().zip(&places) {
+        self.cover(other.rows);
+        for row in 0..other.rows {
+            let base = row * m;
+            for (from, &to) in other.blocks[row * other_m..][..other_m].iter().zip(&places) {
                 let sum = &mut self.blocks[base + to];
                 sum.usage.merge(&from.usage);
                 sum.run_secs = sum.run_secs.saturating_add(from.run_secs);
@@ -331,14 +318,14 @@ impl TresSums {
         let k = self.names.len();
         let mut usage = vec![ExactSum::default(); rows * k];
         let mut run_secs = vec![0; rows * k];
-        for (slot, &row) in self.rows.iter().enumerate() {
-            let to = row as usize * k;
-            self.write_slot(slot, &mut usage[to..to + k], &mut run_secs[to..to + k]);
+        for row in 0..self.rows.min(rows) {
+            let to = row * k;
+            self.write_row(row, &mut usage[to..to + k], &mut run_secs[to..to + k]);
         }
         (usage, run_secs)
     }
 
-    /// Sums given densely ([`TresSums::dense`]'s layout), keeping the rows with any value.
+    /// Sums given densely ([`TresSums::dense`]'s layout).
     ///
     /// # Panics
     /// If the columns are not `rows × names` long.
@@ -352,12 +339,10 @@ impl TresSums {
         let any = |i: usize| (i..usage.len()).step_by(k).any(|x| usage[x] != ExactSum::default() || run_secs[x] != 0);
         let charged: Vec<usize> = (0..k).filter(|&i| any(i)).collect();
         sums.charge_tres(&charged);
+        sums.cover(usage.len() / k);
         for (row, (u, r)) in usage.chunks(k).zip(run_secs.chunks(k)).enumerate() {
-            if u.iter().any(|s| *s != ExactSum::default()) || r.iter().any(|&s| s != 0) {
-                let base = sums.slot(row as u32) * charged.len();
-                for (j, &i) in charged.iter().enumerate() {
-                    sums.blocks[base + j] = TresSum { usage: u[i], run_secs: r[i] };
-                }
+            for (j, &i) in charged.iter().enumerate() {
+                sums.blocks[row * charged.len() + j] = TresSum { usage: u[i], run_secs: r[i] };
             }
         }
         sums
@@ -372,8 +357,8 @@ fn prefetch_lines(block: &[TresSum]) {
     }
 }
 
-/// No slot for a row yet (and no place for a TRES not charged yet).
-const NO_SLOT: u32 = u32::MAX;
+/// No place in a block for a TRES not charged yet.
+const NOT_CHARGED: u32 = u32::MAX;
 
 impl PartialEq for TresSums {
     /// The same TRES and the same sums per row, whatever order the rows were touched in.
@@ -423,7 +408,7 @@ mod tests {
         assert_eq!(ab, ba);
     }
 
-    /// Deferred charges, flushed block by block with their rows' slots prefetched, sum to what
+    /// Deferred charges, flushed block by block with their rows prefetched, sum to what
     /// the same charges made at once sum to; one that cannot be summed is refused at once, and
     /// leaves nothing behind.
     #[test]
