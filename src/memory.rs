@@ -65,7 +65,7 @@ const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 /// 3 GB of a 10^7-job `score`). Long runs still give back what they stop using.
 ///
 /// Ordinary pages, and no transparent huge pages for the process (unless `MIMALLOC_ALLOW_THP` is
-/// set) but where [`advise_huge_pages`] asks for them: the passes reuse their memory, so huge
+/// set) but where `advise_huge_pages` asks for them: the passes reuse their memory, so huge
 /// pages saved no measurable time there, while a fresh huge page costs far more to fault in than
 /// its small pages when the host has taken the memory back (a VM after a few idle seconds): a
 /// 10^7-association `compute` took 6.3-6.9 s with them and 3.9-5.1 s without, a 10^7-job `score`

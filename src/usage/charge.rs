@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::io::read::time::{TIME_RANGE, check_time};
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
-use super::exact_sum::ExactSum;
+use super::exact_sum::{self, ExactSum};
 use super::pair_index::{self, PairIndex};
 use super::slurm_decay::DecayPowers;
 use super::tres::TresSums;
@@ -823,20 +823,13 @@ impl UsageCharger<'_, '_> {
     fn add_pending(&mut self) {
         let pending = &self.pending;
         match (&mut self.paired, &mut self.part.pass_start) {
-            (Some(paired), _) => add_all(pending, paired, |s, &(_, usage, before)| {
-                let added = s.usage.add(usage).and(s.pass_start.add(before));
-                debug_assert!(added.is_ok(), "charges are checked by add_charges");
-            }),
+            (Some(paired), _) => {
+                add_all(pending, paired, |s, &(_, usage, before)| s.usage.add(usage).and(s.pass_start.add(before)));
+            }
             (None, pass_start) => {
-                add_all(pending, &mut self.part.sums, |s, &(_, usage, _)| {
-                    let added = s.add(usage);
-                    debug_assert!(added.is_ok(), "charges are checked by add_charges");
-                });
+                add_all(pending, &mut self.part.sums, |s, &(_, usage, _)| s.add(usage));
                 if let Some(sums) = pass_start {
-                    add_all(pending, sums, |s, &(_, _, before)| {
-                        let added = s.add(before);
-                        debug_assert!(added.is_ok(), "charges are checked by add_charges");
-                    });
+                    add_all(pending, sums, |s, &(_, _, before)| s.add(before));
                 }
             }
         }
@@ -1114,15 +1107,21 @@ struct PairedSums {
     pass_start: ExactSum,
 }
 
-/// Adds pending charges `(row, ..)` to `sums[row]` with `add`. At 10^6 associations the sums
+/// Adds pending charges `(row, ..)` to `sums[row]` with `add`, charges already checked to be
+/// in [`ExactSum`]'s range by [`UsageCharger::add_charges`]. At 10^6 associations the sums
 /// outgrow the caches and every add misses; prefetching the rows a few adds ahead overlaps the
 /// misses.
-fn add_all<S>(adds: &[(u32, f64, f64)], sums: &mut [S], add: impl Fn(&mut S, &(u32, f64, f64))) {
+fn add_all<S>(
+    adds: &[(u32, f64, f64)],
+    sums: &mut [S],
+    add: impl Fn(&mut S, &(u32, f64, f64)) -> std::result::Result<(), exact_sum::OutOfRange>,
+) {
     for (i, charge) in adds.iter().enumerate() {
         if let Some(&(ahead, ..)) = adds.get(i + PREFETCH_AHEAD) {
             pair_index::prefetch(&sums[ahead as usize]);
         }
-        add(&mut sums[charge.0 as usize], charge);
+        let added = add(&mut sums[charge.0 as usize], charge);
+        debug_assert!(added.is_ok(), "checked by add_charges");
     }
 }
 

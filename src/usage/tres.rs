@@ -15,12 +15,13 @@
 use super::exact_sum::ExactSum;
 use crate::config::Tres;
 
-/// Per-TRES sums of the associations one part of a charge touched.
+/// Per-TRES sums of one part of a charge, per row of the tree input.
 ///
 /// An association's sums sit together in one block at its row, and only for the TRES charged so
 /// far: under `limits` every job adds to all of them at a random association, so a job costs
-/// the few cache lines of one block instead of a line per sum; and the TRES no job of the site
-/// counts (often `fs/disk`, `vmem`, `pages`; `energy` always) take no room.
+/// the few cache lines of one block instead of a line per sum (and, the blocks being on huge
+/// pages, no miss in the TLB); the TRES no job of the site counts (often `fs/disk`, `vmem`,
+/// `pages`; `energy` always) take no room.
 #[derive(Clone, Debug)]
 pub struct TresSums {
     /// The cluster's TRES, in Slurm's order.
