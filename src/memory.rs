@@ -112,19 +112,29 @@ fn thp_only_where_advised() {
     }
     // mimalloc advised its first arena for huge pages when it mapped it, before `main` (its
     // `allow_thp` is on until set above): the whole heap would be advised. Take that back.
-    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return };
+    for (from, to) in huge_page_advised_mappings() {
+        // SAFETY: the range is a whole mapping of this process; `MADV_NOHUGEPAGE` only sets how
+        // its pages are backed, never what they hold.
+        unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_NOHUGEPAGE) };
+    }
+}
+
+/// The address ranges of this process's mappings advised for huge pages (`hg` in their
+/// `/proc/self/smaps` flags); none where the file cannot be read.
+#[cfg(target_os = "linux")]
+fn huge_page_advised_mappings() -> Vec<(usize, usize)> {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return Vec::new() };
+    let mut advised = Vec::new();
     let mut range = None;
     for line in smaps.lines() {
         if let Some(flags) = line.strip_prefix("VmFlags:") {
-            if let Some((from, to)) = range.take().filter(|_| flags.split_whitespace().any(|f| f == "hg")) {
-                // SAFETY: the range is a whole mapping of this process; `MADV_NOHUGEPAGE` only
-                // sets how its pages are backed, never what they hold.
-                unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_NOHUGEPAGE) };
-            }
+            advised.extend(range.take().filter(|_| flags.split_whitespace().any(|f| f == "hg")));
         } else if let Some((from, to)) = line.split_whitespace().next().and_then(|r| r.split_once('-')) {
+            // A mapping's first line: its range, in hexadecimal.
             range = usize::from_str_radix(from, 16).ok().zip(usize::from_str_radix(to, 16).ok());
         }
     }
+    advised
 }
 
 /// Asks for transparent huge pages under the whole 2 MiB pages of `buf`'s allocation, before
@@ -149,26 +159,17 @@ pub(crate) fn advise_huge_pages<T>(buf: &Vec<T>) {
 
 #[cfg(test)]
 mod tests {
-    /// The advice lands on the whole 2 MiB pages of the buffer, and only there.
+    /// The advice lands on the buffer's whole 2 MiB pages (the test binary keeps the system's
+    /// allocator, which advises nothing itself).
     #[cfg(target_os = "linux")]
     #[test]
     fn huge_pages_are_advised_for_the_buffer() {
         let buf: Vec<u64> = Vec::with_capacity(3 << 20);
+        let (start, end) = (buf.as_ptr() as usize, buf.as_ptr() as usize + 3 * (8 << 20));
+        let (first, last) = (start.next_multiple_of(2 << 20), end / (2 << 20) * (2 << 20) - 1);
+        let covered = |at: usize| super::huge_page_advised_mappings().iter().any(|&(f, t)| (f..t).contains(&at));
+        assert!(!covered(first), "not advised before");
         super::advise_huge_pages(&buf);
-        let start = (buf.as_ptr() as usize).next_multiple_of(2 << 20);
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut flags_of_start = None;
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some(flags) = line.strip_prefix("VmFlags:") {
-                if inside {
-                    flags_of_start = Some(flags.split_whitespace().any(|f| f == "hg"));
-                }
-            } else if let Some((from, to)) = line.split_whitespace().next().and_then(|r| r.split_once('-')) {
-                let (from, to) = (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16));
-                inside = matches!((from, to), (Ok(f), Ok(t)) if (f..t).contains(&start));
-            }
-        }
-        assert_eq!(flags_of_start, Some(true), "the mapping holding the buffer's first whole huge page is advised");
+        assert!(covered(first) && covered(last), "the first and the last whole huge page are advised");
     }
 }
