@@ -75,10 +75,19 @@ impl TresSums {
         }
     }
 
-    /// Makes room for the sums of `rows` rows at once: a charge that reaches every row of a large
-    /// tree then never copies them to grow.
+    /// Makes the blocks cover `rows` rows: at once, a charge that reaches every row of a large
+    /// tree never copies them to grow.
     pub(crate) fn reserve_rows(&mut self, rows: usize) {
-        self.cover(rows);
+        if rows > self.rows {
+            let m = self.charged.len();
+            if self.blocks.capacity() < rows * m {
+                let mut blocks = huge_blocks(rows * m);
+                blocks.extend_from_slice(&self.blocks);
+                self.blocks = blocks;
+            }
+            self.blocks.resize(rows * m, TresSum::default());
+            self.rows = rows;
+        }
     }
 
     /// The count charged for TRES `i` of a job of `counts` billed `billing`: energy is never
@@ -106,8 +115,7 @@ impl TresSums {
     fn charge_tres(&mut self, new: &[usize]) {
         self.flush();
         let (old, m) = (self.charged.len(), self.charged.len() + new.len());
-        let mut blocks = Vec::with_capacity(self.rows * m);
-        crate::memory::advise_huge_pages(&blocks);
+        let mut blocks = huge_blocks(self.rows * m);
         for row in 0..self.rows {
             blocks.extend_from_slice(&self.blocks[row * old..][..old]);
             blocks.extend(std::iter::repeat_n(TresSum::default(), new.len()));
@@ -119,26 +127,11 @@ impl TresSums {
         }
     }
 
-    /// Grows the blocks to cover `rows` rows.
-    fn cover(&mut self, rows: usize) {
-        if rows > self.rows {
-            let m = self.charged.len();
-            if self.blocks.capacity() < rows * m {
-                let mut blocks = Vec::with_capacity(rows * m);
-                crate::memory::advise_huge_pages(&blocks);
-                blocks.extend_from_slice(&self.blocks);
-                self.blocks = blocks;
-            }
-            self.blocks.resize(rows * m, TresSum::default());
-            self.rows = rows;
-        }
-    }
-
     /// The place of `row`'s block, grown to (at least doubling the rows covered).
     fn block(&mut self, row: u32) -> usize {
         let r = row as usize;
         if r >= self.rows {
-            self.cover((r + 1).max(2 * self.rows));
+            self.reserve_rows((r + 1).max(2 * self.rows));
         }
         r * self.charged.len()
     }
@@ -302,7 +295,7 @@ impl TresSums {
         }
         let places: Vec<usize> = other.charged.iter().map(|&i| self.place[i] as usize).collect();
         let (m, other_m) = (self.charged.len(), other.charged.len());
-        self.cover(other.rows);
+        self.reserve_rows(other.rows);
         for row in 0..other.rows {
             let base = row * m;
             for (from, &to) in other.blocks[row * other_m..][..other_m].iter().zip(&places) {
@@ -340,7 +333,7 @@ impl TresSums {
         let any = |i: usize| (i..usage.len()).step_by(k).any(|x| usage[x] != ExactSum::default() || run_secs[x] != 0);
         let charged: Vec<usize> = (0..k).filter(|&i| any(i)).collect();
         sums.charge_tres(&charged);
-        sums.cover(usage.len() / k);
+        sums.reserve_rows(usage.len() / k);
         for (row, (u, r)) in usage.chunks(k).zip(run_secs.chunks(k)).enumerate() {
             for (j, &i) in charged.iter().enumerate() {
                 sums.blocks[row * charged.len() + j] = TresSum { usage: u[i], run_secs: r[i] };
@@ -348,6 +341,14 @@ impl TresSums {
         }
         sums
     }
+}
+
+/// Room for `capacity` sums, on huge pages where the system gives them (written at random all
+/// through a charge: see [`TresSums`]).
+fn huge_blocks(capacity: usize) -> Vec<TresSum> {
+    let blocks = Vec::with_capacity(capacity);
+    crate::memory::advise_huge_pages(&blocks);
+    blocks
 }
 
 /// Prefetches the cache lines of `block`.
