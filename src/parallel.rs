@@ -66,19 +66,9 @@ pub(crate) fn task_runs(owners: Range<usize>, first_item: impl Fn(usize) -> usiz
     owner_runs(owners, CHUNK, first_item)
 }
 
-/// Writes the text of every item of `items` to `out`, in order: `format` appends an item's text
-/// to a buffer. Tasks of [`CHUNK`] items are formatted in parallel a wave at a time (a task per
-/// thread) and written in order while the next wave is formatted, so that the text of at most two
-/// waves is held: formatting, not writing, is the cost of a large table (10^7 sprio rows are
-/// 1.5 GB of text).
-///
-/// # Errors
-/// The first error of `out`; nothing after it is written.
-pub(crate) fn write_text<T: Sync>(
-    items: &[T],
-    format: impl Fn(&T, &mut String) + Sync + Send,
-    out: &mut dyn std::io::Write,
-) -> std::io::Result<()> {
+/// The text of every item of `items`, in order, as the texts of tasks of [`CHUNK`] items
+/// formatted in parallel: `format` appends an item's text to a buffer.
+pub(crate) fn texts<T: Sync>(items: &[T], format: impl Fn(&T, &mut String) + Sync) -> Vec<String> {
     let text = |task: &[T]| {
         let mut text = String::new();
         let Some((first, rest)) = task.split_first() else { return text };
@@ -88,9 +78,21 @@ pub(crate) fn write_text<T: Sync>(
         rest.iter().for_each(|item| format(item, &mut text));
         text
     };
-    if items.len() <= CHUNK {
-        return out.write_all(text(items).as_bytes());
-    }
+    if items.len() <= CHUNK { vec![text(items)] } else { items.par_chunks(CHUNK).map(text).collect() }
+}
+
+/// Writes the text of every item of `items` to `out`, in order ([`texts`]), a wave of a task per
+/// thread at a time, each wave written while the next is formatted, so that the text of at most
+/// two waves is held: formatting, not writing, is the cost of a large table (10^7 sprio rows are
+/// 1.5 GB of text).
+///
+/// # Errors
+/// The first error of `out`; nothing after it is written.
+pub(crate) fn write_text<T: Sync>(
+    items: &[T],
+    format: impl Fn(&T, &mut String) + Sync + Send,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     // Each wave is written while the next is formatted: the copy into the page cache (1.4 s for
     // 1.5 GB here) runs beside the formatting instead of after it.
     let write =
@@ -100,7 +102,7 @@ pub(crate) fn write_text<T: Sync>(
     for wave in items.chunks(CHUNK * rayon::current_num_threads().max(1)) {
         let mut next = Vec::new();
         rayon::in_place_scope(|s| {
-            s.spawn(|_| next = wave.par_chunks(CHUNK).map(text).collect());
+            s.spawn(|_| next = texts(wave, &format));
             write(std::mem::take(&mut formatted), &mut *out)
         })?;
         formatted = next;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use fairshare::compare::RunAssociations;
+use fairshare::compare::{RunAssociations, read_rows};
 use fairshare::forecast::{Assume, ForecastOptions, trajectories};
 use fairshare::output::atomic::{DirKind, check_replaceable};
 use fairshare::output::parquet::jobs_batch;
@@ -48,20 +48,26 @@ pub(crate) fn check_run_flags(report: Option<&Path>, p: &ReportPartsArgs) -> Res
 }
 
 /// The report of `run`, written to `dir`: with every user's forecast (assuming everyone goes on
-/// as over the last window) when `site` has job records.
+/// as over the last window) when `site` has job records; a queue the run wrote into its run
+/// directory `run_dir` as it scored it is read back from there.
 pub(crate) fn write_for_run(
     dir: &Path,
     run: &Run,
     site: Option<&Site>,
+    run_dir: Option<&Path>,
     p: &ReportPartsArgs,
     observer: &dyn Observer,
 ) -> Result<()> {
-    let jobs = match &run.queue {
-        Some(q) => {
+    let jobs = match (&run.queue, &run.written_queue, run_dir) {
+        (Some(q), _, _) => {
             let batch = jobs_batch(q.scores.clone(), &q.jobs, &q.weights)?;
             Part::Shown(Jobs::from_batch(&batch, Path::new("<pending jobs>"), &run.tree, Some(&q.weights))?)
         }
-        None => Part::LeftOut("the run has no pending queue (--pending)".into()),
+        (None, Some(q), Some(run_dir)) => {
+            let path = run_dir.join("jobs.parquet");
+            Part::Shown(Jobs::from_batch(&read_rows(&path)?, &path, &run.tree, Some(&q.weights))?)
+        }
+        _ => Part::LeftOut("the run has no pending queue (--pending)".into()),
     };
     let options = ForecastOptions { assume: Assume::Steady, ..ForecastOptions::default() };
     let forecast = match site {

@@ -21,7 +21,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
         check_replaceable(dir, DirKind::Run)?;
     }
     super::report::check_run_flags(a.report.as_deref(), &a.report_parts)?;
-    let (run, observer, cluster, site) = match &a.flux_db {
+    let (mut run, observer, cluster, site) = match &a.flux_db {
         Some(db) => {
             // The database is the whole site: no site file, embedded or given.
             let o = super::settings::flags(&a.tree, &a.usage)?;
@@ -34,21 +34,28 @@ pub(crate) fn run(a: &RunArgs) -> Result<()> {
             let site = settings.options.resolve()?;
             let observer = Terminal::new(settings.default_notes());
             let cluster = site.slurm_conf.as_ref().and_then(|c| c.cluster_name.clone()).unwrap_or_default();
+            // A run directory takes the queue as it is scored, never all of it in memory.
+            let run = match &a.out_dir {
+                Some(dir) => site.run_into_dir(dir, &observer)?,
+                None => site.run(false, &observer)?,
+            };
             // The settings keep the embedded site's files, which the report's forecast reads again.
-            (site.run(a.out_dir.is_some(), &observer)?, observer, cluster, Some((site, settings)))
+            (run, observer, cluster, Some((site, settings)))
         }
     };
-    // Before the run directory, which takes the run's queue.
-    if let Some(dir) = &a.report {
-        super::report::write_for_run(dir, &run, site.as_ref().map(|(s, _)| s), &a.report_parts, &observer)?;
+    if let (Some(dir), None) = (&a.out_dir, &site) {
+        run.write_dir(dir, &observer)?;
     }
-    // Before the run directory, which takes the run (its stage times are the computing's).
+    // After the run directory, whose jobs.parquet holds the queue a run directory was written with.
+    if let Some(dir) = &a.report {
+        let site = site.as_ref().map(|(s, _)| s);
+        super::report::write_for_run(dir, &run, site, a.out_dir.as_deref(), &a.report_parts, &observer)?;
+    }
     if let Some(path) = &a.prometheus {
         write_textfile(path, &run, cluster)?;
     }
     match &a.out_dir {
         Some(dir) => {
-            run.write_dir(dir, &observer)?;
             if observer.interactive() {
                 eprintln!("fairshare: wrote {}", dir.display());
             }
@@ -64,7 +71,11 @@ fn write_textfile(path: &Path, run: &Run, cluster: String) -> Result<()> {
         cluster,
         now: run.now,
         records: run.charge.as_ref().map(|c| JobRecords { read: c.records, charged: c.charged, skipped: c.skipped }),
-        pending_jobs: run.queue.as_ref().map(|q| q.scores.len() as u64),
+        pending_jobs: run
+            .queue
+            .as_ref()
+            .map(|q| q.scores.len() as u64)
+            .or(run.written_queue.as_ref().map(|q| q.priority_rows)),
         stages: run.stages.done().iter().map(|(name, secs, _)| ((*name).to_string(), *secs)).collect(),
     };
     let mut file = AtomicFile::create(path)?;

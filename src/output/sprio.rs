@@ -384,6 +384,61 @@ fn compare(letter: char, a: usize, b: usize, s: &Scores, jobs: &PendingJobs) -> 
     }
 }
 
+/// sprio's lines in one format: the header and one line per score row, for a table written
+/// whole ([`write_sprio`]) or a slice of a queue at a time (a run directory's `sprio.txt`).
+pub struct SprioLines<'a> {
+    format: &'a Format,
+    weights: &'a Weights,
+    /// The weighted TRES as `name=`, in the order of the weights.
+    tres_labels: Vec<String>,
+}
+
+impl<'a> SprioLines<'a> {
+    /// The lines of `format` for rows scored with `weights`.
+    pub fn new(format: &'a Format, weights: &'a Weights) -> Self {
+        let tres_labels = weights.tres.iter().map(|(t, _)| format!("{t}=")).collect();
+        SprioLines { format, weights, tres_labels }
+    }
+
+    /// Appends a line: `cell(letter, text, width, right)` appends a field's cell, justified.
+    fn line(&self, text: &mut String, cell: &dyn Fn(char, &mut String, usize, bool)) {
+        text.push_str(&self.format.prefix);
+        for f in &self.format.fields {
+            cell(f.letter, text, f.width, f.right);
+            text.push_str(&f.suffix);
+        }
+        text.push('\n');
+    }
+
+    /// Appends the header line.
+    pub fn header(&self, text: &mut String) {
+        self.line(text, &|c, t, width, right| push_str(t, header(c), width, right));
+    }
+
+    /// Appends the weights line (`-w`); `tres_weight_text` is `PriorityWeightTRES` as given.
+    fn weights_line(&self, text: &mut String, tres_weight_text: &str) {
+        self.line(text, &|c, t, width, right| {
+            push_str(t, &weight_cell(c, self.weights, tres_weight_text), width, right);
+        });
+    }
+
+    /// Appends the line of score row `r` of `scores`, whose jobs are `jobs`.
+    pub fn row(&self, r: usize, scores: &Scores, jobs: &PendingJobs, text: &mut String) {
+        self.line(text, &|c, t, width, right| {
+            let v = value(c, r, scores, jobs, self.weights);
+            let mut digits = itoa::Buffer::new();
+            match short_text(&v, jobs, &mut digits) {
+                Some(short) => push_str(t, short, width, right),
+                None => {
+                    let at = t.len();
+                    push_value(&v, r, scores, jobs, self.weights, &self.tres_labels, t);
+                    justify(t, at, width, right);
+                }
+            }
+        });
+    }
+}
+
 /// Writes the sprio table.
 ///
 /// # Errors
@@ -397,23 +452,13 @@ pub fn write_sprio(
     opts: &SprioOptions,
 ) -> Result<()> {
     let write_error = |e| Error::io(super::dest_name(opts.dest.as_deref()), e);
+    let lines = SprioLines::new(format, weights);
     let mut text = String::new();
-    // `cellf(letter, text, width, right)` appends a field's cell, justified.
-    let line = |text: &mut String, cellf: &dyn Fn(char, &mut String, usize, bool)| {
-        text.push_str(&format.prefix);
-        for f in &format.fields {
-            cellf(f.letter, text, f.width, f.right);
-            text.push_str(&f.suffix);
-        }
-        text.push('\n');
-    };
     if !opts.no_header {
-        line(&mut text, &|c, t, width, right| push_str(t, header(c), width, right));
+        lines.header(&mut text);
     }
     if opts.weights_only {
-        line(&mut text, &|c, t, width, right| {
-            push_str(t, &weight_cell(c, weights, &opts.tres_weight_text), width, right);
-        });
+        lines.weights_line(&mut text, &opts.tres_weight_text);
         return out.write_all(text.as_bytes()).map_err(write_error);
     }
     let mut rows: Vec<usize> = (0..scores.len())
@@ -436,25 +481,7 @@ pub fn write_sprio(
             .unwrap_or(Ordering::Equal)
     });
     out.write_all(text.as_bytes()).map_err(write_error)?;
-    let labels: Vec<String> = weights.tres.iter().map(|(t, _)| format!("{t}=")).collect();
-    let row_cell = |r: usize, c: char, text: &mut String, width: usize, right: bool| {
-        let v = value(c, r, scores, jobs, weights);
-        let mut digits = itoa::Buffer::new();
-        match short_text(&v, jobs, &mut digits) {
-            Some(short) => push_str(text, short, width, right),
-            None => {
-                let at = text.len();
-                push_value(&v, r, scores, jobs, weights, &labels, text);
-                justify(text, at, width, right);
-            }
-        }
-    };
-    crate::parallel::write_text(
-        &rows,
-        |&r, text| line(text, &|c, t, width, right| row_cell(r, c, t, width, right)),
-        out,
-    )
-    .map_err(write_error)
+    crate::parallel::write_text(&rows, |&r, text| lines.row(r, scores, jobs, text), out).map_err(write_error)
 }
 
 /// `-S` keys: field letters, each optionally preceded by `-` (descending); commas allowed.

@@ -73,6 +73,7 @@ pub fn run_flux_db(
         flux_jobs_skipped: Some(skipped),
         inputs,
         queue: None,
+        written_queue: None,
         stages,
     })
 }

@@ -38,7 +38,7 @@ pub use flux_site::run_flux_db;
 pub use history::{HistoryInstant, HistoryWritten, for_each_history_instant, history_instants_of, write_history};
 pub use options::SiteOptions;
 pub use queue::{PendingSource, Queue, score_streamed, score_to_parquet};
-pub use run_dir::{Stages, describe_inputs};
+pub use run_dir::{Stages, WrittenQueue, describe_inputs};
 pub use site_file::SiteFile;
 pub use tree_source::TreeSource;
 pub use usage::{Decay, UsageConfig, model_from_metadata};
@@ -125,6 +125,9 @@ pub struct Run {
     pub inputs: Vec<serde_json::Value>,
     /// The scored pending queue.
     pub queue: Option<Queue>,
+    /// The pending queue scored as the run directory was written ([`Site::run_into_dir`]), in
+    /// place of `queue`.
+    pub written_queue: Option<WrittenQueue>,
     /// Timings and memory per stage.
     pub stages: Stages,
 }
@@ -230,6 +233,17 @@ impl Site {
     /// # Errors
     /// As the stages.
     pub fn run(&self, describe_inputs: bool, observer: &dyn Observer) -> Result<Run> {
+        let mut run = self.run_fair_share(describe_inputs, observer)?;
+        run.queue = self.score(&run.tree, &run.fair_share, observer)?;
+        if let Some(q) = &run.queue {
+            let what = || format!("{} pending jobs, {} priority rows", q.jobs.len(), q.scores.job.len());
+            run.stages.finish("priority", what, observer);
+        }
+        Ok(run)
+    }
+
+    /// The run up to its fair-share (usage, fair-share, timed per stage), with no queue scored.
+    fn run_fair_share(&self, describe_inputs: bool, observer: &dyn Observer) -> Result<Run> {
         let mut stages = Stages::default();
         let mut input = self.tree_input()?;
         let charge = self.charge(&mut input, observer)?;
@@ -244,11 +258,6 @@ impl Site {
         let (tree, fair_share) = fair_share_after_charge(input, charge.as_ref(), &self.params)?;
         let what = || format!("{} associations, {} ({})", tree.len(), self.params.algorithm.name(), self.tree.source());
         stages.finish("fairshare", what, observer);
-        let queue = self.score(&tree, &fair_share, observer)?;
-        if let Some(q) = &queue {
-            let what = || format!("{} pending jobs, {} priority rows", q.jobs.len(), q.scores.job.len());
-            stages.finish("priority", what, observer);
-        }
         let inputs = if describe_inputs {
             let files: Vec<(&str, &std::path::Path)> = self.files.iter().map(|(r, p)| (*r, p.as_path())).collect();
             self::describe_inputs(&files)?
@@ -264,7 +273,8 @@ impl Site {
             charge,
             flux_jobs_skipped: None,
             inputs,
-            queue,
+            queue: None,
+            written_queue: None,
             stages,
         })
     }

@@ -1,6 +1,7 @@
 //! The scoring stage: a pending queue scored against the fair-share with Slurm's multifactor
 //! formula or flux-accounting's, whole or streamed into Parquet a slice at a time.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
@@ -175,7 +176,7 @@ impl Site {
     }
 
     /// Slurm's formula with the site's weights, QOS and evaluation time.
-    fn slurm_priority(&self) -> Result<SlurmPriority<'_>> {
+    pub(super) fn slurm_priority(&self) -> Result<SlurmPriority<'_>> {
         Ok(SlurmPriority::new(self.priority_conf()?, self.qos.as_ref(), self.now))
     }
 
@@ -261,6 +262,21 @@ pub fn score_streamed(
     observer: &dyn Observer,
     sink: &mut (dyn FnMut(RecordBatch) -> Result<()> + Send),
 ) -> Result<()> {
+    score_slices(prio, tree, fs, pending, observer, &|scores, jobs, _| jobs_batch(scores, jobs, &prio.weights), sink)
+}
+
+/// [`score_streamed`] with what each slice becomes chosen by the caller: `slice` makes it from
+/// the slice's scores, its wave of jobs and the slice's jobs in that wave (while `sink` takes
+/// the previous slice's).
+pub(crate) fn score_slices<T: Send>(
+    prio: &SlurmPriority,
+    tree: &AssocTree,
+    fs: &FairShare,
+    pending: &PendingSource,
+    observer: &dyn Observer,
+    slice: &(dyn Fn(Scores, &PendingJobs, Range<usize>) -> Result<T> + Sync),
+    sink: &mut (dyn FnMut(T) -> Result<()> + Send),
+) -> Result<()> {
     let keep = prio.weights.tres_keys();
     let format = match pending.format {
         Some(f) => f,
@@ -275,7 +291,7 @@ pub fn score_streamed(
     // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
     // still gets a batch).
     let whole = || PendingJobs::read_with(&pending.path, Some(format), &keep, &names);
-    let mut write = |batch: Option<RecordBatch>| batch.map_or(Ok(()), &mut *sink);
+    let mut write = |made: Option<T>| made.map_or(Ok(()), &mut *sink);
     let mut held = None;
     let mut unknown = UnknownJobs::default();
     let total = waves.as_ref().map(ParquetWaves::rows);
@@ -294,13 +310,13 @@ pub fn score_streamed(
                 || {
                     let mut scores = Scores::default();
                     let rows = queue.score_jobs(start..end, &mut scores);
-                    jobs_batch(scores, &jobs, &prio.weights).map(|b| (b, rows))
+                    slice(scores, &jobs, start..end).map(|made| (made, rows))
                 },
             );
             written?;
-            let (batch, rows) = scored?;
+            let (made, rows) = scored?;
             unknown.note(&jobs, &rows);
-            held = Some(batch);
+            held = Some(made);
             scored_jobs += (end - start) as u64;
             let total = total.unwrap_or(jobs.len() as u64).max(scored_jobs);
             observer.progress("scoring the queue", scored_jobs, total, "jobs");

@@ -115,6 +115,10 @@ fn run_report_on_the_default_site_is_a_closed_site_with_sshares_numbers() {
     // A second run replaces the first report.
     stdout_of(&fairshare(["run", "--report", site.to_str().unwrap()]));
     check_site(&site);
+    // With a run directory, whose jobs.parquet then gives the queue, the pages are the same.
+    let (with_dir, run_dir) = (tmp.path().join("with-dir"), tmp.path().join("run"));
+    stdout_of(&fairshare(["run", "--report", with_dir.to_str().unwrap(), "--out-dir", run_dir.to_str().unwrap()]));
+    assert_eq!(check_site(&with_dir), all);
 }
 
 #[test]

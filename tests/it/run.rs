@@ -356,3 +356,57 @@ fn flux_jobs_table_as_job_records() {
         assert_eq!(usage[user], 0.0, "{user}");
     }
 }
+
+/// A run directory takes the queue as it is scored: its `sprio.txt` lists the rows by job id
+/// whatever the queue's order (a queue out of order is sorted whole), and its `jobs.parquet` is
+/// the file `score` writes for the same queue, in the queue's order.
+#[test]
+fn run_directory_queue_is_sprio_and_score_whatever_its_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = copy_seed_site(tmp.path());
+    let pending = std::fs::read_to_string(tmp.path().join("pending.csv")).unwrap();
+    let mut lines: Vec<&str> = pending.lines().collect();
+    assert!(lines.len() > 3);
+    lines[1..].reverse();
+    let reversed = write_file(tmp.path(), "reversed.csv", &(lines.join("\n") + "\n"));
+    let site = site.to_str().unwrap();
+    let (sorted_dir, reversed_dir) = (tmp.path().join("sorted"), tmp.path().join("reversed"));
+    run_into(&sorted_dir, &[], &["--site", site]);
+    run_into(&reversed_dir, &[], &["--site", site, "--pending", reversed.to_str().unwrap()]);
+    let sprio = std::fs::read_to_string(sorted_dir.join("sprio.txt")).unwrap();
+    assert!(sprio.lines().count() as u64 > data_lines(&tmp.path().join("pending.csv")), "{sprio}");
+    assert_eq!(sprio, std::fs::read_to_string(reversed_dir.join("sprio.txt")).unwrap());
+    for (dir, queue) in [(&sorted_dir, "pending.csv"), (&reversed_dir, "reversed.csv")] {
+        let scored = tmp.path().join(format!("{queue}.parquet"));
+        let queue = tmp.path().join(queue);
+        stdout_of(&fairshare([
+            "score",
+            "--site",
+            site,
+            "--pending",
+            queue.to_str().unwrap(),
+            "--out",
+            scored.to_str().unwrap(),
+        ]));
+        assert!(
+            std::fs::read(&scored).unwrap() == std::fs::read(dir.join("jobs.parquet")).unwrap(),
+            "{}",
+            dir.display()
+        );
+        assert_eq!(run_json(dir)["rows"]["pending_jobs"].as_u64(), Some(data_lines(&queue)));
+    }
+    let first_ids = |dir: &Path| {
+        let (batch, _) = read_parquet(&dir.join("jobs.parquet"));
+        let ids = batch
+            .column_by_name("job_id")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow::array::UInt64Array>()
+            .unwrap()
+            .clone();
+        (ids.value(0), ids.value(ids.len() - 1))
+    };
+    let (a, b) = first_ids(&sorted_dir);
+    assert!(a < b);
+    assert_eq!(first_ids(&reversed_dir), (b, a));
+}
