@@ -327,7 +327,6 @@ impl<'a> ChargeContext<'a> {
             partitions: StrMap::default(),
             qos_factors: StrMap::default(),
             tres_counts: StrMap::default(),
-            counts: Vec::new(),
             pending: Vec::with_capacity(PENDING_BLOCK),
             shape_bills: Vec::new(),
             shape_factors: Vec::new(),
@@ -386,10 +385,9 @@ pub struct UsageCharger<'c, 'a> {
     partitions: StrMap<PartitionBills>,
     /// Usage factor per QOS name seen.
     qos_factors: StrMap<f64>,
-    /// Per TRES string seen, its counts' index in `counts` (billing aside: it is per partition).
+    /// Per TRES string seen, the id its counts have in the part's TRES sums
+    /// ([`TresSums::add_counts`]; billing aside: it is per partition).
     tres_counts: StrMap<u32>,
-    /// The counts of the kept TRES of each TRES string seen.
-    counts: Vec<Box<[u64]>>,
     /// With the usage at the last pass's start kept (classic under Slurm's decay), a record's
     /// two sums side by side: a charge adds to one cache line instead of two. They move into
     /// `part.sums` and `part.pass_start` when the charger is done ([`UsageCharger::into_partial`]).
@@ -398,7 +396,7 @@ pub struct UsageCharger<'c, 'a> {
     /// added a block at a time, so that the misses of a block's random rows overlap ([`add_all`]).
     pending: Vec<(u32, f64, f64)>,
     /// The billing and usage factor of each [`Shape`] of the batch being charged (NaN: not yet),
-    /// and the index in `counts` of each of its TRES strings ([`pair_index::NONE`]: not yet).
+    /// and the id of the counts of each of its TRES strings ([`pair_index::NONE`]: not yet).
     shape_bills: Vec<f64>,
     shape_factors: Vec<f64>,
     shape_counts: Vec<u32>,
@@ -558,7 +556,7 @@ impl UsageCharger<'_, '_> {
     }
 
     /// Adds a resolved job's charges: its decayed usage, the same at the start of the last pass
-    /// when kept, and its TRES when kept (`counts`, an index in `self.counts`): their decayed
+    /// when kept, and its TRES when kept (`counts`, the id of its counts in the TRES sums): their decayed
     /// seconds (the usage over the billing, or decayed afresh when the job bills nothing) and
     /// the seconds left in its time limit, times each count. All or nothing: a charge out of the
     /// exact sums' range keeps none of the job's.
@@ -583,8 +581,7 @@ impl UsageCharger<'_, '_> {
                 if r.billable > 0.0 { usage / r.billable } else { self.ctx.job_usage(r.start, end, r.factor) };
             let run_secs = time_limit.map_or(0, |l| self.ctx.model.job_run_secs(r.start, end, l, r.factor));
             // slurmctld sets a job's billing count to its billable TRES, truncated.
-            let counts = &self.counts[c as usize];
-            sums.defer(r.row, seconds, run_secs, counts, r.billable as u64).map_err(OutOfRange::Tres)?;
+            sums.defer(r.row, seconds, run_secs, c, r.billable as u64).map_err(OutOfRange::Tres)?;
         }
         self.pending.push((r.row, usage, before.unwrap_or(0.0)));
         if self.pending.len() == PENDING_BLOCK {
@@ -593,7 +590,7 @@ impl UsageCharger<'_, '_> {
         Ok(())
     }
 
-    /// The index in `self.counts` of the counts of `job`'s TRES string, parsed once per string
+    /// The id in the TRES sums of the counts of `job`'s TRES string, parsed once per string
     /// (and looked up once per batch when the record has a [`Shape`]).
     fn tres_counts_of(&mut self, job: &JobRef<'_>, path: &Path, found: Found) -> Result<u32> {
         let shape = match found {
@@ -608,14 +605,14 @@ impl UsageCharger<'_, '_> {
             None => {
                 let parsed = parse_tres_counts(job.tres_alloc)
                     .map_err(|m| Error::input(path, job.line, format!("tres_alloc: {m}")))?;
-                if self.counts.len() >= BILL_CACHE_LIMIT {
+                let sums = self.part.tres.as_mut().expect("called with TRES sums kept");
+                if sums.counts_kept() >= BILL_CACHE_LIMIT {
                     self.tres_counts.clear();
-                    self.counts.clear();
+                    sums.forget_counts();
                     self.shape_counts.fill(pair_index::NONE);
                 }
-                let names = self.part.tres.as_ref().expect("called with TRES sums kept").names();
-                self.counts.push(names.iter().map(|t| parsed.get(t)).collect());
-                let c = (self.counts.len() - 1) as u32;
+                let counts: Vec<u64> = sums.names().iter().map(|t| parsed.get(t)).collect();
+                let c = sums.add_counts(&counts);
                 self.tres_counts.insert(job.tres_alloc.into(), c);
                 c
             }

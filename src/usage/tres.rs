@@ -38,10 +38,37 @@ pub struct TresSums {
     place: Vec<u32>,
     /// Per row, one [`TresSum`] per charged TRES (zero for a row no job reached).
     blocks: Vec<TresSum>,
-    /// Charges [`TresSums::defer`]red: their rows, and per row one charge and one run time per
-    /// charged TRES. Empty whenever the sums are read.
-    deferred_rows: Vec<u32>,
-    deferred: Vec<(f64, u64)>,
+    /// The jobs' counts [`TresSums::defer`] charges by id ([`TresSums::add_counts`]), one per
+    /// name each, energy's and billing's zero.
+    counts: Vec<u64>,
+    /// Per id of counts: its largest count, and the widening it was last checked against.
+    count_facts: Vec<CountFacts>,
+    /// How many times the blocks were widened (a TRES first charged).
+    widenings: u32,
+    /// Charges [`TresSums::defer`]red, in order: one record each, its products taken when
+    /// they are added. Empty whenever the sums are read.
+    deferred: Vec<Deferred>,
+}
+
+/// What [`TresSums::defer`] knows of one job's counts without going over them again.
+#[derive(Clone, Copy, Debug)]
+struct CountFacts {
+    /// The largest count (billing's aside): if it times the seconds is summable, so is every count.
+    max: u64,
+    /// [`TresSums::widenings`] when every TRES the counts count was found charged; `u32::MAX`: never.
+    checked: u32,
+}
+
+/// A deferred charge: a job's seconds and run seconds, to be multiplied by its counts.
+#[derive(Clone, Copy, Debug)]
+struct Deferred {
+    row: u32,
+    /// The id of the job's counts.
+    counts: u32,
+    seconds: f64,
+    run_secs: u64,
+    /// The job's billing count.
+    billing: u64,
 }
 
 /// One TRES of one association.
@@ -70,7 +97,9 @@ impl TresSums {
             rows: 0,
             charged: Vec::new(),
             blocks: Vec::new(),
-            deferred_rows: Vec::new(),
+            counts: Vec::new(),
+            count_facts: Vec::new(),
+            widenings: 0,
             deferred: Vec::new(),
         }
     }
@@ -102,13 +131,15 @@ impl TresSums {
         }
     }
 
-    /// Makes room in every block for the TRES of `counts` not charged yet, deferred charges
-    /// added first. Each TRES is added once per part, so the copy is rare.
+    /// Makes room in every block for the TRES of `counts` not charged yet (if any), deferred
+    /// charges added first. Each TRES is added once per part, so the copy is rare.
     fn make_room(&mut self, counts: &[u64], billing: u64) {
         let new: Vec<usize> = (0..self.names.len())
             .filter(|&i| self.place[i] == NOT_CHARGED && self.count(i, counts, billing) != 0)
             .collect();
-        self.charge_tres(&new);
+        if !new.is_empty() {
+            self.charge_tres(&new);
+        }
     }
 
     /// Adds `new` to the TRES charged, moving every block to the wider layout.
@@ -125,6 +156,7 @@ impl TresSums {
             self.place[i] = self.charged.len() as u32;
             self.charged.push(i);
         }
+        self.widenings += 1;
     }
 
     /// The place of `row`'s block, grown to (at least doubling the rows covered).
@@ -164,9 +196,38 @@ impl TresSums {
         }
     }
 
-    /// [`TresSums::charge`], added later (by [`TresSums::flush`], or by the charge that fills the
-    /// block), so that the misses of a block's random rows overlap. The sums must be flushed
-    /// before they are read.
+    /// Keeps a job's `counts` (one per name) for [`TresSums::defer`]; the id to defer them by.
+    pub(crate) fn add_counts(&mut self, counts: &[u64]) -> u32 {
+        debug_assert_eq!(counts.len(), self.names.len(), "one count per TRES");
+        let id = self.count_facts.len() as u32;
+        let billing = self.billing;
+        self.counts.extend(counts.iter().enumerate().map(|(i, &c)| {
+            match Some(i) == billing || self.names[i] == Tres::ENERGY {
+                true => 0,
+                false => c,
+            }
+        }));
+        let max = self.counts[id as usize * self.names.len()..].iter().copied().max().unwrap_or(0);
+        self.count_facts.push(CountFacts { max, checked: u32::MAX });
+        id
+    }
+
+    /// How many counts [`TresSums::add_counts`] has kept.
+    pub(crate) fn counts_kept(&self) -> usize {
+        self.count_facts.len()
+    }
+
+    /// Forgets the counts kept (their ids are given again), the charges deferred added first.
+    pub(crate) fn forget_counts(&mut self) {
+        self.flush();
+        self.counts.clear();
+        self.count_facts.clear();
+    }
+
+    /// [`TresSums::charge`] with the counts of id `counts` ([`TresSums::add_counts`]), added later
+    /// (by [`TresSums::flush`], or by the charge that fills the block), so that the misses of a
+    /// block's random rows overlap; the products are taken then. The sums must be flushed before
+    /// they are read.
     ///
     /// # Errors
     /// As [`TresSums::charge`], at once: nothing of the job is kept then.
@@ -175,21 +236,28 @@ impl TresSums {
         row: u32,
         seconds: f64,
         run_secs: u64,
-        counts: &[u64],
+        counts: u32,
         billing: u64,
     ) -> Result<(), f64> {
-        debug_assert_eq!(counts.len(), self.names.len(), "one count per TRES");
         if seconds == 0.0 && run_secs == 0 {
             return Ok(());
         }
-        if self.check(seconds, counts, billing)? {
-            self.make_room(counts, billing);
+        let facts = self.count_facts[counts as usize];
+        // Every product is at most the largest count's, and summable when that one is.
+        if !ExactSum::holds(seconds * facts.max.max(billing) as f64) {
+            let of = |i: usize| self.counts[counts as usize * self.names.len() + i];
+            let counts: Vec<u64> = (0..self.names.len()).map(of).collect();
+            self.check(seconds, &counts, billing)?;
         }
-        for &i in &self.charged {
-            self.deferred.push(self.charge_of(i, seconds, run_secs, counts, billing));
+        let billing_new = billing != 0 && self.billing.is_some_and(|b| self.place[b] == NOT_CHARGED);
+        if facts.checked != self.widenings || billing_new {
+            let k = self.names.len();
+            let counts_of = self.counts[counts as usize * k..][..k].to_vec();
+            self.make_room(&counts_of, billing);
+            self.count_facts[counts as usize].checked = self.widenings;
         }
-        self.deferred_rows.push(row);
-        if self.deferred_rows.len() == DEFER_BLOCK {
+        self.deferred.push(Deferred { row, counts, seconds, run_secs, billing });
+        if self.deferred.len() == DEFER_BLOCK {
             self.flush();
         }
         Ok(())
@@ -197,24 +265,29 @@ impl TresSums {
 
     /// Adds the deferred charges, the blocks prefetched a few charges ahead.
     pub(crate) fn flush(&mut self) {
-        let m = self.charged.len();
-        let rows = std::mem::take(&mut self.deferred_rows);
-        if let Some(&last) = rows.iter().max() {
+        let (k, m) = (self.names.len(), self.charged.len());
+        let deferred = std::mem::take(&mut self.deferred);
+        if let Some(last) = deferred.iter().map(|d| d.row).max() {
             self.block(last);
         }
-        for (j, &row) in rows.iter().enumerate() {
-            if let Some(&ahead) = rows.get(j + AHEAD) {
-                prefetch_lines(&self.blocks[ahead as usize * m..][..m]);
+        let billing = self.billing.map_or(NOT_CHARGED as usize, |b| self.place[b] as usize);
+        for (j, d) in deferred.iter().enumerate() {
+            if let Some(ahead) = deferred.get(j + AHEAD) {
+                prefetch_lines(&self.blocks[ahead.row as usize * m..][..m]);
             }
-            let base = row as usize * m;
-            for (sum, &(charge, secs)) in self.blocks[base..][..m].iter_mut().zip(&self.deferred[j * m..][..m]) {
-                let added = sum.usage.add(charge);
-                debug_assert!(added.is_ok(), "checked by defer");
-                sum.run_secs = sum.run_secs.saturating_add(secs);
+            let counts = &self.counts[d.counts as usize * k..][..k];
+            let block = &mut self.blocks[d.row as usize * m..][..m];
+            for (place, (sum, &i)) in block.iter_mut().zip(&self.charged).enumerate() {
+                let count = if place == billing { d.billing } else { counts[i] };
+                // A zero count is no charge, whatever the seconds (as `charge_of`).
+                if count != 0 {
+                    let added = sum.usage.add(d.seconds * count as f64);
+                    debug_assert!(added.is_ok(), "checked by defer");
+                    sum.run_secs = sum.run_secs.saturating_add(d.run_secs.saturating_mul(count));
+                }
             }
         }
-        self.deferred_rows = rows;
-        self.deferred_rows.clear();
+        self.deferred = deferred;
         self.deferred.clear();
     }
 
@@ -288,7 +361,7 @@ impl TresSums {
     /// If the parts sum different TRES.
     pub fn add(&mut self, other: &TresSums) {
         assert_eq!((&self.names, self.kept), (&other.names, other.kept), "parts of one charge sum the same TRES");
-        debug_assert!(self.deferred_rows.is_empty() && other.deferred_rows.is_empty(), "flushed before they are read");
+        debug_assert!(self.deferred.is_empty() && other.deferred.is_empty(), "flushed before they are read");
         let new: Vec<usize> = other.charged.iter().copied().filter(|&i| self.place[i] == NOT_CHARGED).collect();
         if !new.is_empty() {
             self.charge_tres(&new);
@@ -308,7 +381,7 @@ impl TresSums {
 
     /// The sums of every row of a tree input of `rows` records, row-major (zero where untouched).
     pub fn dense(&self, rows: usize) -> (Vec<ExactSum>, Vec<u64>) {
-        debug_assert!(self.deferred_rows.is_empty(), "flushed before they are read");
+        debug_assert!(self.deferred.is_empty(), "flushed before they are read");
         let k = self.names.len();
         let mut usage = vec![ExactSum::default(); rows * k];
         let mut run_secs = vec![0; rows * k];
@@ -428,9 +501,16 @@ mod tests {
             let counts: Vec<u64> = (0..k).map(|_| next(5)).collect();
             let (seconds, run_secs, billing) = (next(1 << 20) as f64 / 7.0, next(4000), next(64));
             now.charge(row, seconds, run_secs, &counts, billing).unwrap();
-            later.defer(row, seconds, run_secs, &counts, billing).unwrap();
+            let id = later.add_counts(&counts);
+            later.defer(row, seconds, run_secs, id, billing).unwrap();
         }
-        assert_eq!(later.defer(1, f64::INFINITY, 0, &vec![1; k], 1), Err(f64::INFINITY));
+        let ones = later.add_counts(&vec![1; k]);
+        assert_eq!(later.defer(1, f64::INFINITY, 0, ones, 1), Err(f64::INFINITY));
+        // The first product out of range, in the names' order, is the one named.
+        let mut big = vec![0; k];
+        (big[1], big[k - 1]) = (1 << 40, 1 << 50);
+        let big = later.add_counts(&big);
+        assert_eq!(later.defer(1, 2f64.powi(60), 0, big, 1), Err(2f64.powi(100)));
         later.flush();
         assert_eq!(later.dense(300), now.dense(300));
         assert_eq!(later, now);
@@ -453,8 +533,12 @@ mod tests {
         for (row, seconds, run, counts) in &charges {
             one.charge(*row, *seconds, *run, counts, 0).unwrap();
         }
-        a.defer(2, 1.5, 10, &charges[0].3, 0).unwrap();
-        a.defer(5, 2.0, 0, &charges[1].3, 0).unwrap();
+        let (first, second) = (a.add_counts(&charges[0].3), a.add_counts(&charges[1].3));
+        a.defer(2, 1.5, 10, first, 0).unwrap();
+        a.defer(5, 2.0, 0, second, 0).unwrap();
+        // Counts forgotten part-way: their charges are added first, and ids are given again.
+        a.forget_counts();
+        assert_eq!((a.counts_kept(), a.add_counts(&charges[0].3)), (0, 0));
         a.flush();
         b.charge(2, 0.5, 7, &charges[2].3, 0).unwrap();
         assert_eq!((a.charged.len(), b.charged.len()), (2, 1));
