@@ -8,6 +8,7 @@
 //! | `score` | the multifactor kernel alone ([`fairshare::priority::PreparedQueue::score_jobs`] over the whole queue, output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
 //! | `score_prepare` | what precedes it once per queue ([`SlurmPriority::prepare`]: partitions and QOS checked, associations indexed) | 10^5, 10^6 jobs |
 //! | `copy` | a plain copy of the bytes `score` reads and writes per job, for the ratio | 10^5, 10^6 jobs |
+//! | `sprio` | the scored queue as sprio's default text ([`fairshare::output::sprio::write_sprio`], into a sink), per job | 10^5, 10^6 jobs |
 //!
 //! With `FAIRSHARE_BENCH_10M=1` the pass and Parquet groups also run 10^7 associations (several GB of
 //! memory, minutes per benchmark).
@@ -48,6 +49,7 @@ use data_gen::{TreeSpec, generate_tree};
 use fairshare::io::{TreeFormat, parquet_tree, read_tree};
 use fairshare::jobs::PendingJobs;
 use fairshare::output::parquet::{association_batch, metadata, write_parquet};
+use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
 use fairshare::pass::{Algorithm, Params, compute};
 use fairshare::priority::SlurmPriority;
 use fairshare::tree::AssocTree;
@@ -238,6 +240,18 @@ fn score(c: &mut Criterion) {
                 out.fill(black_box(1.0));
                 black_box((&to, &out));
             });
+        });
+        group.finish();
+        let mut group = c.benchmark_group("sprio");
+        configure(&mut group, n);
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            let site = &*site;
+            let prio = SlurmPriority::new(&conf, None, NOW);
+            let mut scores = fairshare::priority::Scores::default();
+            prio.prepare(&site.jobs, &site.tree, &site.fs).expect("a valid queue").score_jobs(0..n, &mut scores);
+            let format = Format::default_for(&prio.weights, false, false, false);
+            let opts = SprioOptions::default();
+            b.iter(|| write_sprio(&mut std::io::sink(), &scores, &site.jobs, &prio.weights, &format, &opts));
         });
         group.finish();
     }

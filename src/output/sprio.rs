@@ -135,6 +135,7 @@ pub struct SprioOptions {
 
 /// `_print_str`: right-justified fields are padded then cut to the width, left-justified ones cut
 /// then padded; width 0 prints as is.
+#[inline]
 fn push_str(out: &mut String, s: &str, width: usize, right: bool) {
     if width == 0 {
         out.push_str(s);
@@ -328,8 +329,23 @@ fn push_value(
 /// `v` as `{v:.0}` prints it when that is an integer's text: rounded half to even, below 2^53,
 /// and not a negative value rounding to `-0`.
 fn rounded_int(v: f64) -> Option<i64> {
-    let rounded = v.round_ties_even();
+    let rounded = round_ties_even(v);
     (rounded.abs() < 9e15 && !(rounded == 0.0 && v.is_sign_negative())).then_some(rounded as i64)
+}
+
+/// `v.round_ties_even()` without its call into libm (`rint`: x86-64's baseline has no rounding
+/// instruction, and a sprio table rounds every weighted factor): below 2^52, adding and taking
+/// back 2^52 with `v`'s sign leaves `v` rounded half to even by the addition itself; from 2^52 on,
+/// every `f64` is an integer. The sign of a zero result may differ, which `rounded_int` reads
+/// from `v`.
+fn round_ties_even(v: f64) -> f64 {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    if v.abs() < TWO_52 {
+        let shift = TWO_52.copysign(v);
+        (v + shift) - shift
+    } else {
+        v
+    }
 }
 
 /// `format!("{v:.0}")` appended to `out`. Most values are integers below 2^53 once rounded
@@ -424,18 +440,23 @@ impl<'a> SprioLines<'a> {
 
     /// Appends the line of score row `r` of `scores`, whose jobs are `jobs`.
     pub fn row(&self, r: usize, scores: &Scores, jobs: &PendingJobs, text: &mut String) {
-        self.line(text, &|c, t, width, right| {
-            let v = value(c, r, scores, jobs, self.weights);
-            let mut digits = itoa::Buffer::new();
+        // The fields in a plain loop, not through `line`'s callback: this is every row of a
+        // 10^7-job table, and the call per cell showed.
+        text.push_str(&self.format.prefix);
+        let mut digits = itoa::Buffer::new();
+        for f in &self.format.fields {
+            let v = value(f.letter, r, scores, jobs, self.weights);
             match short_text(&v, jobs, &mut digits) {
-                Some(short) => push_str(t, short, width, right),
+                Some(short) => push_str(text, short, f.width, f.right),
                 None => {
-                    let at = t.len();
-                    push_value(&v, r, scores, jobs, self.weights, &self.tres_labels, t);
-                    justify(t, at, width, right);
+                    let at = text.len();
+                    push_value(&v, r, scores, jobs, self.weights, &self.tres_labels, text);
+                    justify(text, at, f.width, f.right);
                 }
             }
-        });
+            text.push_str(&f.suffix);
+        }
+        text.push('\n');
     }
 }
 
@@ -471,7 +492,7 @@ pub fn write_sprio(
         })
         .collect();
     let keys = parse_sort(opts.sort.as_deref().unwrap_or("i"))?;
-    rows.sort_by(|&a, &b| {
+    let order = |&a: &usize, &b: &usize| {
         keys.iter()
             .map(|&(c, desc)| {
                 let o = compare(c, a, b, scores, jobs);
@@ -479,7 +500,11 @@ pub fn write_sprio(
             })
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
-    });
+    };
+    // A queue is mostly in job-id order already (ids grow with submission): one pass to see it.
+    if !rows.is_sorted_by(|a, b| order(a, b).is_le()) {
+        rows.sort_by(order);
+    }
     out.write_all(text.as_bytes()).map_err(write_error)?;
     crate::parallel::write_text(&rows, |&r, text| lines.row(r, scores, jobs, text), out).map_err(write_error)
 }
@@ -541,6 +566,28 @@ mod tests {
             push_int(&mut out, v);
             assert_eq!(out, format!("{v:.0}"), "{v:e}");
         }
+    }
+
+    #[test]
+    fn rounding_without_libm_rounds_as_the_standard_library() {
+        let mut seed = 5u64;
+        let mut values = vec![0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 4503599627370495.5, -0.0];
+        values.extend([2f64.powi(52), 2f64.powi(53) + 2.0, f64::MAX, f64::MIN_POSITIVE, 1e-320]);
+        for _ in 0..100_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let scale = 2f64.powi((seed >> 58) as i32 - 8);
+            values.push(((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * scale * 1e6);
+            values.push(f64::from((seed >> 40) as u32 % 1000) + 0.5);
+        }
+        for v in values {
+            let (ours, std) = (round_ties_even(v), v.round_ties_even());
+            assert!(ours == std, "{v:e}: {ours:e} against {std:e}");
+            assert_eq!(
+                rounded_int(v),
+                (std.abs() < 9e15 && !(std == 0.0 && v.is_sign_negative())).then_some(std as i64)
+            );
+        }
+        assert!(round_ties_even(f64::NAN).is_nan() && round_ties_even(f64::INFINITY) == f64::INFINITY);
     }
 
     #[test]
