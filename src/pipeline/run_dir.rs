@@ -189,9 +189,11 @@ impl Run {
             let (tree, fs) = (&self.tree, &self.fair_share);
             let format = sprio_format(&prio.weights);
             let lines = SprioLines::new(&format, &prio.weights);
+            // Set once the queue is found out of order: its lines are then no longer formatted.
+            let broken = std::sync::atomic::AtomicBool::new(false);
             let slice = |scores: Scores, jobs: &PendingJobs, range: std::ops::Range<usize>| -> Result<QueueSlice> {
                 let ids = &jobs.job_id[range.clone()];
-                let in_order = ids.is_sorted();
+                let in_order = !broken.load(std::sync::atomic::Ordering::Relaxed) && ids.is_sorted();
                 let sprio = if in_order {
                     let rows: Vec<usize> = (0..scores.len()).collect();
                     crate::parallel::texts(&rows, |&r, text| lines.row(r, &scores, jobs, text))
@@ -216,11 +218,14 @@ impl Run {
             let jobs_path = dir.path().join("jobs.parquet");
             let meta = jobs_metadata("slurm", fs.params.algorithm, self.now);
             let (mut parquet, mut order) = (None::<ParquetSink>, IdOrder::default());
-            let written = &mut WrittenQueue { pending_jobs: 0, priority_rows: 0, weights: prio.weights.clone() };
+            let mut written = WrittenQueue { pending_jobs: 0, priority_rows: 0, weights: prio.weights.clone() };
             score_slices(&prio, tree, fs, pending, observer, &slice, &mut |s: QueueSlice| {
                 written.pending_jobs += s.jobs as u64;
                 written.priority_rows += s.batch.num_rows() as u64;
                 let in_order = order.follow(s.in_order, s.bounds);
+                if !in_order {
+                    broken.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 let text = || match in_order {
                     true => s.sprio.iter().try_for_each(|t| sprio.write_all(t.as_bytes())).map_err(sprio_error),
                     false => Ok(()),
@@ -248,7 +253,7 @@ impl Run {
                 written.pending_jobs, written.priority_rows
             );
             self.stages.finish("priority", || what, observer);
-            self.written_queue = Some(written.clone());
+            self.written_queue = Some(written);
         }
         self.finish_dir(dir, out_dir, rows, observer)
     }
@@ -310,9 +315,9 @@ fn sprio_format(weights: &Weights) -> Format {
 struct QueueSlice {
     /// Its jobs.
     jobs: usize,
-    /// Its sprio lines, in tasks (none when its jobs are out of order).
+    /// Its sprio lines, in tasks (none when its jobs, or the queue's so far, are out of order).
     sprio: Vec<String>,
-    /// Whether its jobs' ids never decrease.
+    /// Whether its jobs' ids never decrease (false once the queue's were found to).
     in_order: bool,
     /// Its first and last job ids (none for no jobs).
     bounds: Option<(u64, u64)>,
