@@ -410,3 +410,75 @@ fn run_directory_queue_is_sprio_and_score_whatever_its_order() {
     assert!(a < b);
     assert_eq!(first_ids(&reversed_dir), (b, a));
 }
+
+/// The fields of a CSV line whose quoted fields hold no quotes (the seed site's queue).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+/// The seed site's queue rows as Parquet, `rows` per row group.
+fn write_queue_parquet(path: &Path, lines: &[Vec<String>], rows: usize) {
+    use std::sync::Arc;
+
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    let text = |c: usize| -> ArrayRef { Arc::new(StringArray::from_iter_values(lines.iter().map(|l| l[c].clone()))) };
+    let ints = |c: usize| -> ArrayRef { Arc::new(Int64Array::from_iter(lines.iter().map(|l| l[c].parse().ok()))) };
+    let batch = RecordBatch::try_from_iter([
+        ("job_id", ints(0)),
+        ("user", text(1)),
+        ("account", text(2)),
+        ("partition", text(3)),
+        ("qos", text(4)),
+        ("submit_time", ints(5)),
+        ("accrue_time", ints(6)),
+        ("min_nodes", ints(7)),
+        ("cpus", ints(8)),
+        ("time_limit", ints(9)),
+        ("nice", ints(10)),
+        ("site_factor", ints(11)),
+        ("tres_req", text(12)),
+    ])
+    .unwrap();
+    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(rows)).build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// A Parquet queue of many row groups, scored a wave of row groups at a time, writes the
+/// `sprio.txt` of the same queue in CSV; with its row groups in reverse order (each in job-id
+/// order, the queue not), the lines are still by job id.
+#[test]
+fn parquet_queue_scored_wave_by_wave_writes_the_sprio_of_its_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = copy_seed_site(tmp.path());
+    let site = site.to_str().unwrap();
+    let pending = std::fs::read_to_string(tmp.path().join("pending.csv")).unwrap();
+    let lines: Vec<Vec<String>> = pending.lines().skip(1).map(csv_fields).collect();
+    assert!(lines.len() > 30 && lines.iter().all(|l| l.len() == 13));
+    let blocks: Vec<Vec<String>> = lines.chunks(7).rev().flatten().cloned().collect();
+    let (ordered, reversed) = (tmp.path().join("ordered.parquet"), tmp.path().join("blocks.parquet"));
+    write_queue_parquet(&ordered, &lines, 7);
+    write_queue_parquet(&reversed, &blocks, 7);
+    let csv_dir = tmp.path().join("csv");
+    run_into(&csv_dir, &[], &["--site", site]);
+    let sprio = std::fs::read_to_string(csv_dir.join("sprio.txt")).unwrap();
+    for queue in [&ordered, &reversed] {
+        for threads in ["1", "2"] {
+            let dir = tmp.path().join(format!("{}-{threads}", queue.file_stem().unwrap().to_str().unwrap()));
+            run_into(&dir, &["--threads", threads], &["--site", site, "--pending", queue.to_str().unwrap()]);
+            assert_eq!(std::fs::read_to_string(dir.join("sprio.txt")).unwrap(), sprio, "{}", dir.display());
+            assert_eq!(run_json(&dir)["rows"]["pending_jobs"].as_u64(), Some(lines.len() as u64));
+        }
+    }
+}

@@ -69,13 +69,17 @@ impl Names<'_> {
         }
     }
 
-    /// Appends the ids of these names to `out`, interning text.
+    /// Appends the ids of these names to `out`, interning text; a name listed twice is kept
+    /// once ([`keep_first_of_each`]), so every reader of a list (a Parquet dictionary's value
+    /// included) sees one job row per name.
     pub(super) fn push_ids(&self, names: &mut Interner, out: &mut Vec<u32>) {
         match self {
             Names::Text(t) => {
+                let from = out.len();
                 for n in t.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                     out.push(names.intern(n));
                 }
+                keep_first_of_each(out, from);
             }
             Names::Ids(ids) => out.extend_from_slice(ids),
         }
