@@ -300,8 +300,10 @@ pub(crate) fn score_slices<T: Send>(
         Some(wave) => wave?,
         None => whole()?,
     });
+    // Every wave finds its jobs' associations in one index.
+    let associations = prio.associations(tree, fs, &names);
     while let Some(jobs) = chunk.take() {
-        let queue = prio.prepare_with(&jobs, tree, fs, Some(&names))?;
+        let queue = prio.prepare_shared(&jobs, tree, fs, &names, &associations)?;
         let mut start = 0;
         loop {
             let end = (start + JOBS_PER_SLICE).min(jobs.len());

@@ -5,7 +5,7 @@ pub mod check;
 pub mod flux;
 mod slurm;
 
-pub use slurm::{PreparedQueue, SlurmPriority, Weights, age_factor, clamp_priority};
+pub use slurm::{PreparedQueue, QueueAssociations, SlurmPriority, Weights, age_factor, clamp_priority};
 
 /// Marks "none" in the per-row QOS and association columns.
 pub const NONE: u32 = u32::MAX;

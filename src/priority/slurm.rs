@@ -4,6 +4,8 @@
 //! computed in tasks of consecutive jobs ([`crate::parallel`] cuts them by row count); a row reads
 //! a few tens of bytes and gathers one fair-share factor, with no allocation per job.
 
+use std::borrow::Cow;
+
 use super::{NONE, Scores};
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres};
 use crate::error::{Error, Result};
@@ -161,6 +163,51 @@ impl<'a> SlurmPriority<'a> {
         fs: &'q FairShare,
         names: Option<&TreeNames>,
     ) -> Result<PreparedQueue<'q>> {
+        let assoc = match names {
+            Some(names) if names.named(tree, &jobs.names) => self.associations(tree, fs, names),
+            _ => {
+                let prio = assoc_priorities(tree, self.flags.no_normal_assoc);
+                let by_user = user_associations(tree, &jobs.names);
+                QueueAssociations { index: AssocIndex::new(&by_user, jobs.names.len(), &fs.fs_factor, &prio), prio }
+            }
+        };
+        self.prepared(jobs, fs, Cow::Owned(assoc))
+    }
+
+    /// The associations of `tree` indexed for queues read against `names`, its names: made once
+    /// for every wave of a streamed queue ([`Self::prepare_shared`]). Indexed by name id, they
+    /// cost a few hundred MB at 10^7 associations, which each wave used to build anew.
+    pub fn associations(&self, tree: &AssocTree, fs: &FairShare, names: &TreeNames) -> QueueAssociations {
+        let prio = assoc_priorities(tree, self.flags.no_normal_assoc);
+        QueueAssociations { index: AssocIndex::new(names.by_user(), names.names_len(), &fs.fs_factor, &prio), prio }
+    }
+
+    /// [`Self::prepare_with`] with the associations made once by [`Self::associations`] for
+    /// `names`; a queue not read against `names` is indexed on its own.
+    ///
+    /// # Errors
+    /// As [`Self::prepare`].
+    pub fn prepare_shared<'q>(
+        &'q self,
+        jobs: &'q PendingJobs,
+        tree: &AssocTree,
+        fs: &'q FairShare,
+        names: &TreeNames,
+        assoc: &'q QueueAssociations,
+    ) -> Result<PreparedQueue<'q>> {
+        match names.named(tree, &jobs.names) {
+            true => self.prepared(jobs, fs, Cow::Borrowed(assoc)),
+            false => self.prepare_with(jobs, tree, fs, None),
+        }
+    }
+
+    /// The queue's partitions and QOS checked, with its associations `assoc`.
+    fn prepared<'q>(
+        &'q self,
+        jobs: &'q PendingJobs,
+        fs: &'q FairShare,
+        assoc: Cow<'q, QueueAssociations>,
+    ) -> Result<PreparedQueue<'q>> {
         let tres_keys = self.weights.tres_keys();
         if jobs.tres != tres_keys {
             return Err(Error::Usage("the pending jobs were read for other PriorityWeightTRES entries".into()));
@@ -170,13 +217,7 @@ impl<'a> SlurmPriority<'a> {
         }
         let (part_slot, parts) = self.partitions(jobs, &tres_keys)?;
         let qos = self.qos_table(jobs)?;
-        let assoc_prio = assoc_priorities(tree, self.flags.no_normal_assoc);
-        let by_user = match names {
-            Some(names) if names.named(tree, &jobs.names) => std::borrow::Cow::Borrowed(names.by_user()),
-            _ => std::borrow::Cow::Owned(user_associations(tree, &jobs.names)),
-        };
-        let assoc_of = AssocIndex::new(&by_user, jobs.names.len(), &fs.fs_factor, &assoc_prio);
-        Ok(PreparedQueue { p: self, jobs, part_slot, parts, qos, assoc_of, fs: &fs.fs_factor, assoc_prio })
+        Ok(PreparedQueue { p: self, jobs, part_slot, parts, qos, assoc, fs: &fs.fs_factor })
     }
 
     /// The settings of every partition the queue names, and each name id's slot among them
@@ -239,9 +280,16 @@ pub struct PreparedQueue<'a> {
     part_slot: Vec<u32>,
     parts: Vec<PartitionInfo>,
     qos: Vec<(f64, f64)>,
-    assoc_of: AssocIndex,
+    assoc: Cow<'a, QueueAssociations>,
     fs: &'a [f64],
-    assoc_prio: Vec<f64>,
+}
+
+/// The associations as the scoring kernel finds a job's: indexed by name id, with their
+/// association priorities ([`SlurmPriority::associations`]).
+#[derive(Clone)]
+pub struct QueueAssociations {
+    index: AssocIndex,
+    prio: Vec<f64>,
 }
 
 impl PreparedQueue<'_> {
@@ -358,7 +406,7 @@ fn fill_rows(s: &mut Scores, first: usize, offsets: &[usize], ctx: &PreparedQueu
     let unknown = parallel::map_tasks(&mut tasks, |(range, out)| {
         // The association lookup is a cache miss per job: gathered first in a tight loop, the
         // misses overlap instead of stalling the long per-row body one at a time.
-        let near: Vec<Single> = ctx.jobs.user[range.clone()].iter().map(|&u| ctx.assoc_of.single[u as usize]).collect();
+        let near: Vec<Single> = ctx.jobs.user[range.clone()].iter().map(|&u| ctx.assoc.index.single(u)).collect();
         let mut unknown = Vec::new();
         let mut ordered: Vec<u32> = Vec::new();
         let mut r = 0;
@@ -397,7 +445,7 @@ fn fill_job(
     let qs: &[u32] = if qs.is_empty() { &[NONE] } else { qs };
     let mut missing = false;
     for &p in parts {
-        let a = ctx.assoc_of.find(near, jobs.user[j], jobs.account[j], p, ctx.fs, &ctx.assoc_prio);
+        let a = ctx.assoc.index.find(near, jobs.user[j], jobs.account[j], p, ctx.fs, &ctx.assoc.prio);
         missing |= a.row == NONE;
         for &q in qs {
             write_row(ctx, j, p, q, a, out, *r);
@@ -571,7 +619,9 @@ fn assoc_priorities(tree: &AssocTree, raw: bool) -> Vec<f64> {
 
 /// (user, account, partition) → association, in the queue's name ids. A user with a single
 /// partition-less association (most users) has it inline with its factors, so resolving a job is
-/// one cache line; others go through a compact per-user list.
+/// one cache line; others go through a compact per-user list. Names past those indexed (a
+/// queue's names that are not the tree's) have no association.
+#[derive(Clone)]
 struct AssocIndex {
     single: Vec<Single>,
     start: Vec<u32>,
@@ -597,6 +647,9 @@ struct Resolved {
 
 const UNRESOLVED: Resolved = Resolved { row: NONE, fs: 0.0, prio: 0.0 };
 
+/// No single association.
+const NO_SINGLE: Single = Single { account: NONE, row: NONE, fs: 0.0, prio: 0.0 };
+
 impl AssocIndex {
     /// The index of `by_user` ([`user_associations`]) over `names` name ids.
     fn new(by_user: &[(u32, u32, u32, u32)], names: usize, fs: &[f64], prio: &[f64]) -> Self {
@@ -607,8 +660,7 @@ impl AssocIndex {
         for i in 1..start.len() {
             start[i] += start[i - 1];
         }
-        let none = Single { account: NONE, row: NONE, fs: 0.0, prio: 0.0 };
-        let mut single = vec![none; names];
+        let mut single = vec![NO_SINGLE; names];
         for (user, s) in single.iter_mut().enumerate() {
             let own = &by_user[start[user] as usize..start[user + 1] as usize];
             if let [(_, account, NONE, row)] = own {
@@ -618,13 +670,19 @@ impl AssocIndex {
         AssocIndex { single, start, entries: by_user.iter().map(|&(_, a, p, r)| (a, p, r)).collect() }
     }
 
+    /// `user`'s single association ([`NONE`] as its account when it has none, or several).
+    fn single(&self, user: u32) -> Single {
+        self.single.get(user as usize).copied().unwrap_or(NO_SINGLE)
+    }
+
     /// The partition's own association, else the partition-less one, as slurmctld resolves it.
-    /// `s` is `self.single[user]`, gathered by the caller.
+    /// `s` is `self.single(user)`, gathered by the caller.
     fn find(&self, s: Single, user: u32, account: u32, partition: u32, fs: &[f64], prio: &[f64]) -> Resolved {
         if s.account == account {
             return Resolved { row: s.row, fs: s.fs, prio: s.prio };
         }
-        let own = &self.entries[self.start[user as usize] as usize..self.start[user as usize + 1] as usize];
+        let Some(&[from, to]) = self.start.get(user as usize..user as usize + 2) else { return UNRESOLVED };
+        let own = &self.entries[from as usize..to as usize];
         let pick = |p: u32| own.iter().find(|e| e.0 == account && e.1 == p).map(|e| e.2);
         match pick(partition).or_else(|| pick(NONE)) {
             Some(row) => Resolved { row, fs: fs[row as usize], prio: prio[row as usize] },

@@ -75,6 +75,12 @@ impl TreeNames {
         Interner::seeded(self.names.clone())
     }
 
+    /// How many names the tree has: ids `0..names_len()` are its names in every queue read
+    /// against them.
+    pub(crate) fn names_len(&self) -> usize {
+        self.names.len()
+    }
+
     /// The user associations as (user, account, partition or NONE, row) by these ids, sorted.
     pub(crate) fn by_user(&self) -> &[(u32, u32, u32, u32)] {
         &self.by_user
