@@ -91,5 +91,28 @@ pub fn write_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::write(&p, text).expect("write test input");
     p
 }
+
+/// The fields of a CSV line whose quoted fields hold no quotes (as the example sites' files).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+/// Writes `batch` as Parquet in row groups of `rows` rows, as another tool might.
+pub fn write_row_groups(path: &Path, batch: &arrow::array::RecordBatch, rows: usize) {
+    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(rows)).build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+}
 mod properties;
 mod reference;

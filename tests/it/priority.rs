@@ -9,18 +9,10 @@ use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::{Float64Type, UInt32Type, UInt64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use super::{fairshare, stdout_of, write_file};
+use super::{csv_fields, fairshare, stdout_of, write_file, write_row_groups};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slurm_jobs").join(name)
-}
-
-/// Writes `batch` as Parquet in row groups of `rows` rows, as another tool might.
-fn write_row_groups(path: &Path, batch: &RecordBatch, rows: usize) {
-    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(rows)).build();
-    let mut w = parquet::arrow::ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
-    w.write(batch).unwrap();
-    w.close().unwrap();
 }
 
 fn read_batch(path: &Path) -> RecordBatch {
@@ -687,19 +679,7 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     // The seed queue quotes only whole fields and has no quotes inside them.
-    let split = |line: &str| -> Vec<String> {
-        let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
-        for c in line.chars() {
-            match c {
-                '"' => quoted = !quoted,
-                ',' if !quoted => fields.push(std::mem::take(&mut field)),
-                c => field.push(c),
-            }
-        }
-        fields.push(field);
-        fields
-    };
-    let jobs: Vec<Vec<String>> = lines.map(split).collect();
+    let jobs: Vec<Vec<String>> = lines.map(csv_fields).collect();
     let user = header.iter().position(|&h| h == "user").unwrap();
     let partition = header.iter().position(|&h| h == "partition").unwrap();
     let write_queue = |name: &str, edit: &dyn Fn(usize, &mut Vec<String>)| {

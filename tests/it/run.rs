@@ -8,7 +8,7 @@ use arrow::array::RecordBatch;
 use rusqlite::{Connection, params};
 
 use super::usage::read_parquet;
-use super::{fairshare, stdout_of, write_file};
+use super::{csv_fields, fairshare, stdout_of, write_file, write_row_groups};
 
 const FILES: [&str; 6] =
     [".fairshare-output", "associations.parquet", "jobs.parquet", "run.json", "sprio.txt", "sshare.txt"];
@@ -411,20 +411,6 @@ fn run_directory_queue_is_sprio_and_score_whatever_its_order() {
     assert_eq!(first_ids(&reversed_dir), (b, a));
 }
 
-/// The fields of a CSV line whose quoted fields hold no quotes (the seed site's queue).
-fn csv_fields(line: &str) -> Vec<String> {
-    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(std::mem::take(&mut field)),
-            c => field.push(c),
-        }
-    }
-    fields.push(field);
-    fields
-}
-
 /// The seed site's queue rows as Parquet, `rows` per row group.
 fn write_queue_parquet(path: &Path, lines: &[Vec<String>], rows: usize) {
     use std::sync::Arc;
@@ -448,11 +434,7 @@ fn write_queue_parquet(path: &Path, lines: &[Vec<String>], rows: usize) {
         ("tres_req", text(12)),
     ])
     .unwrap();
-    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(rows)).build();
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_row_groups(path, &batch, rows);
 }
 
 /// A Parquet queue of many row groups, scored a wave of row groups at a time, writes the
