@@ -272,12 +272,19 @@ impl Run {
         let mut meta = metadata(result, &self.source);
         meta.extend(self.metadata.iter().cloned());
         meta.extend(super::charge_metadata(self.charge.as_ref()));
-        write_parquet(&dir.path().join("associations.parquet"), &association_batch(tree, result), meta)?;
-        let mut text = AtomicFile::create(&dir.path().join("sshare.txt"))?;
-        let sshare_opts =
-            SshareOptions { long: true, dest: Some(out_dir.join("sshare.txt")), ..SshareOptions::default() };
-        write_sshare(&mut text, tree, result, &sshare_opts)?;
-        text.commit()?;
+        // The two files side by side: each leaves part of the cores idle (the Parquet writer's
+        // uneven columns, the text's copy into the page cache).
+        let parquet =
+            || write_parquet(&dir.path().join("associations.parquet"), &association_batch(tree, result), meta);
+        let sshare = || {
+            let mut text = AtomicFile::create(&dir.path().join("sshare.txt"))?;
+            let sshare_opts =
+                SshareOptions { long: true, dest: Some(out_dir.join("sshare.txt")), ..SshareOptions::default() };
+            write_sshare(&mut text, tree, result, &sshare_opts)?;
+            text.commit()
+        };
+        let (parquet, sshare) = rayon::join(parquet, sshare);
+        parquet.and(sshare)?;
         rows.insert("associations".into(), tree.len().into());
         rows.insert("user_associations".into(), tree.user_count().into());
         for (key, n) in self.charge.as_ref().map(ChargeReport::counts).unwrap_or_default() {
