@@ -174,16 +174,17 @@ impl<'a> SlurmPriority<'a> {
         self.prepared(jobs, fs, Cow::Owned(assoc))
     }
 
-    /// The associations of `tree` indexed for queues read against `names`, its names: made once
-    /// for every wave of a streamed queue ([`Self::prepare_shared`]). Indexed by name id, they
-    /// cost a few hundred MB at 10^7 associations, which each wave used to build anew.
+    /// The associations of `tree`, with the factors of `fs`, indexed for queues read against
+    /// `names` (its names): made once for every wave of a streamed queue
+    /// ([`Self::prepare_shared`]), as indexed by name id they take a few hundred MB at 10^7
+    /// associations.
     pub fn associations(&self, tree: &AssocTree, fs: &FairShare, names: &TreeNames) -> QueueAssociations {
         let prio = assoc_priorities(tree, self.flags.no_normal_assoc);
         QueueAssociations { index: AssocIndex::new(names.by_user(), names.names_len(), &fs.fs_factor, &prio), prio }
     }
 
-    /// [`Self::prepare_with`] with the associations made once by [`Self::associations`] for
-    /// `names`; a queue not read against `names` is indexed on its own.
+    /// [`Self::prepare_with`] with `assoc`, made by [`Self::associations`] for the same `tree`,
+    /// `fs` and `names`; a queue not read against `names` is indexed on its own.
     ///
     /// # Errors
     /// As [`Self::prepare`].
