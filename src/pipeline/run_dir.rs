@@ -10,7 +10,7 @@ use arrow::array::RecordBatch;
 
 use super::embedded::shown;
 use super::queue::score_slices;
-use super::{Observer, Queue, Run, Silent, Site};
+use super::{Observer, Run, Silent, Site};
 use crate::jobs::PendingJobs;
 use crate::output::atomic::{AtomicDir, AtomicFile, DirKind};
 use crate::output::parquet::{ParquetSink, association_batch, jobs_batch, jobs_metadata, metadata, write_parquet};
@@ -238,10 +238,11 @@ impl Run {
                 text.and(rows)
             })?;
             parquet.ok_or_else(|| Error::Usage("the queue gave no batch to write".into()))?.finish()?;
-            if order.broken {
+            // Out of order: the queue scored again, whole, for sprio's order (its warnings were given).
+            let whole = if order.broken { site.score(tree, fs, &Silent)? } else { None };
+            if let Some(q) = whole {
                 drop(sprio);
                 sprio = AtomicFile::create(&sprio_path)?;
-                let q = Queue::slurm(site.priority_conf()?, site.qos.as_ref(), self.now, tree, fs, pending, &Silent)?;
                 let opts = SprioOptions { dest: Some(out_dir.join("sprio.txt")), ..SprioOptions::default() };
                 write_sprio(&mut sprio, &q.scores, &q.jobs, &q.weights, &format, &opts)?;
             }

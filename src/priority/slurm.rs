@@ -165,11 +165,7 @@ impl<'a> SlurmPriority<'a> {
     ) -> Result<PreparedQueue<'q>> {
         let assoc = match names {
             Some(names) if names.named(tree, &jobs.names) => self.associations(tree, fs, names),
-            _ => {
-                let prio = assoc_priorities(tree, self.flags.no_normal_assoc);
-                let by_user = user_associations(tree, &jobs.names);
-                QueueAssociations { index: AssocIndex::new(&by_user, jobs.names.len(), &fs.fs_factor, &prio), prio }
-            }
+            _ => self.associations_of(tree, fs, &user_associations(tree, &jobs.names), jobs.names.len()),
         };
         self.prepared(jobs, fs, Cow::Owned(assoc))
     }
@@ -179,8 +175,19 @@ impl<'a> SlurmPriority<'a> {
     /// ([`Self::prepare_shared`]), as indexed by name id they take a few hundred MB at 10^7
     /// associations.
     pub fn associations(&self, tree: &AssocTree, fs: &FairShare, names: &TreeNames) -> QueueAssociations {
+        self.associations_of(tree, fs, names.by_user(), names.names_len())
+    }
+
+    /// The associations `by_user` ([`user_associations`]) of `tree`, over `names` name ids.
+    fn associations_of(
+        &self,
+        tree: &AssocTree,
+        fs: &FairShare,
+        by_user: &[(u32, u32, u32, u32)],
+        names: usize,
+    ) -> QueueAssociations {
         let prio = assoc_priorities(tree, self.flags.no_normal_assoc);
-        QueueAssociations { index: AssocIndex::new(names.by_user(), names.names_len(), &fs.fs_factor, &prio), prio }
+        QueueAssociations { index: AssocIndex::new(by_user, names, &fs.fs_factor, &prio), prio }
     }
 
     /// [`Self::prepare_with`] with `assoc`, made by [`Self::associations`] for the same `tree`,

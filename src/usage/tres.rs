@@ -245,9 +245,8 @@ impl TresSums {
         let facts = self.count_facts[counts as usize];
         // Every product is at most the largest count's, and summable when that one is.
         if !ExactSum::holds(seconds * facts.max.max(billing) as f64) {
-            let of = |i: usize| self.counts[counts as usize * self.names.len() + i];
-            let counts: Vec<u64> = (0..self.names.len()).map(of).collect();
-            self.check(seconds, &counts, billing)?;
+            let k = self.names.len();
+            self.check(seconds, &self.counts[counts as usize * k..][..k], billing)?;
         }
         let billing_new = billing != 0 && self.billing.is_some_and(|b| self.place[b] == NOT_CHARGED);
         if facts.checked != self.widenings || billing_new {
