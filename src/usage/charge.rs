@@ -558,8 +558,8 @@ impl UsageCharger<'_, '_> {
     /// Adds a resolved job's charges: its decayed usage, the same at the start of the last pass
     /// when kept, and its TRES when kept (`counts`, the id of its counts in the TRES sums):
     /// their decayed seconds (the usage over the billing, or decayed afresh when the job bills
-    /// nothing) and the seconds left in its time limit, times each count. All or nothing: a charge out of the
-    /// exact sums' range keeps none of the job's.
+    /// nothing) and the seconds left in its time limit, times each count. All or nothing: a
+    /// charge out of the exact sums' range keeps none of the job's.
     fn add_charges(
         &mut self,
         r: Resolved,

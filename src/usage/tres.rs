@@ -155,18 +155,10 @@ impl TresSums {
     fn charge_tres(&mut self, new: &[usize]) {
         self.flush();
         let (old, m) = (self.charged.len(), self.charged.len() + new.len());
-        let mut blocks = huge_blocks(self.rows * m);
-        for row in 0..self.rows {
-            blocks.extend_from_slice(&self.blocks[row * old..][..old]);
-            blocks.extend(std::iter::repeat_n(ExactSum::default(), new.len()));
-        }
-        self.blocks = blocks;
+        let (rows, added) = (self.rows, new.len());
+        self.blocks = widened(huge_blocks(rows * m), &self.blocks, rows, old, added);
         if !self.run_blocks.is_empty() {
-            self.run_blocks = (0..self.rows)
-                .flat_map(|row| {
-                    self.run_blocks[row * old..][..old].iter().copied().chain(std::iter::repeat_n(0, new.len()))
-                })
-                .collect();
+            self.run_blocks = widened(Vec::with_capacity(rows * m), &self.run_blocks, rows, old, added);
         }
         for &i in new {
             self.place[i] = self.charged.len() as u32;
@@ -474,6 +466,16 @@ fn huge_blocks(capacity: usize) -> Vec<ExactSum> {
     let blocks = Vec::with_capacity(capacity);
     crate::memory::advise_huge_pages(&blocks);
     blocks
+}
+
+/// The `rows` blocks of `old` values of `blocks`, appended to `into` with `added` zeros after
+/// each.
+fn widened<T: Copy + Default>(mut into: Vec<T>, blocks: &[T], rows: usize, old: usize, added: usize) -> Vec<T> {
+    for row in 0..rows {
+        into.extend_from_slice(&blocks[row * old..][..old]);
+        into.extend(std::iter::repeat_n(T::default(), added));
+    }
+    into
 }
 
 /// Prefetches the cache lines of `block`.
