@@ -9,6 +9,10 @@ agree on every association to a relative 1e-12, and prints both times and their 
 interleaved (DuckDB, fairshare, DuckDB, ...) so that a busy machine slows both alike; the best of
 each is reported, and the ratio is what to compare across machines.
 
+Beside them it times the floor under any charge of the file (``examples/page_floor.rs``): the pages
+of the columns the charge reads, decompressed and nothing more, on the same threads. DuckDB's time
+over that floor is the largest ratio any charge of this file could reach.
+
     python3 benches/vs_duckdb.py                      # 10^6 associations, 10^7 records, 2 runs each
     python3 benches/vs_duckdb.py --records 100000000  # issue 20's size (1.7 GB of Parquet)
 
@@ -37,11 +41,12 @@ NOW = 1767830400  # data-gen's histories end here (2026-01-08)
 HALF_LIFE = 7 * 86400
 
 
-def build() -> tuple[Path, Path]:
+def build() -> tuple[Path, Path, Path]:
     env = dict(os.environ, CARGO_TARGET_DIR=str(TARGET))
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "fairshare", "-p", "fairshare", "-p", "data-gen"],
-                   cwd=ROOT, env=env, check=True)
-    return TARGET / "release" / "fairshare", TARGET / "release" / "data-gen"
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "fairshare", "--example", "page_floor", "-p",
+                    "fairshare", "-p", "data-gen"], cwd=ROOT, env=env, check=True)
+    release = TARGET / "release"
+    return release / "fairshare", release / "data-gen", release / "examples" / "page_floor"
 
 
 def make_site(data_gen: Path, associations: int, records: int) -> Path:
@@ -97,6 +102,15 @@ def run_fairshare(binary: Path, site: Path, threads: int, out: Path) -> tuple[fl
     return took, usage
 
 
+def run_floor(page_floor: Path, jobs: Path, threads: int) -> float:
+    """Decompresses the pages of every column the charge reads (all but ``job_id``, which it skips
+    when the footer shows the ids valid, as data-gen's are)."""
+    began = time.perf_counter()
+    subprocess.run([page_floor, jobs, "job_id"], check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, RAYON_NUM_THREADS=str(threads)))
+    return time.perf_counter() - began
+
+
 def agree(ours: dict, theirs: dict) -> float:
     """The largest relative difference over the associations; raises if a charged pair is
     missing from either side."""
@@ -119,11 +133,11 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=2)
     a = p.parse_args()
 
-    binary, data_gen = build()
+    binary, data_gen, page_floor = build()
     site = make_site(data_gen, a.associations, a.records)
     jobs = site / "jobs.parquet"
     size = jobs.stat().st_size
-    duck, ours = [], []
+    duck, ours, floor = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "usage.parquet"
         for _ in range(a.runs):
@@ -131,6 +145,7 @@ def main() -> None:
             duck.append(t)
             t, mine = run_fairshare(binary, site, a.threads, out)
             ours.append(t)
+            floor.append(run_floor(page_floor, jobs, a.threads))
     worst = agree(mine, theirs)
     if worst > 1e-12:
         raise SystemExit(f"fairshare and DuckDB differ by {worst:.3g} (relative) on some association")
@@ -140,6 +155,8 @@ def main() -> None:
     print(f"DuckDB {duckdb.__version__} SQL      {min(duck):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in duck)})")
     print(f"fairshare usage --decay exact {min(ours):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in ours)})")
     print(f"ratio (DuckDB / fairshare)    {min(duck) / min(ours):7.2f}")
+    print(f"floor: the pages decompressed {min(floor):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in floor)}); "
+          f"DuckDB / floor {min(duck) / min(floor):.2f}")
 
 
 if __name__ == "__main__":
