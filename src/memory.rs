@@ -69,8 +69,8 @@ const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 /// pages saved no measurable time there, while a fresh huge page costs far more to fault in than
 /// its small pages when the host has taken the memory back (a VM after a few idle seconds): a
 /// 10^7-association `compute` took 6.3-6.9 s with them and 3.9-5.1 s without, a 10^7-job `score`
-/// 5.4 s and 4.0-4.3 s. Tables that are written at random all through a long charge are the
-/// exception (a miss per write, each also a miss in the TLB with small pages); on kernels before
+/// 5.4 s and 4.0-4.3 s. Tables read or written at random all through a long charge are the
+/// exception (a miss per access, each also a miss in the TLB with small pages); on kernels before
 /// Linux 6.18, which cannot keep advised ranges out of the process-wide switch, they go without.
 ///
 /// `MIMALLOC_*` environment variables still override these defaults. The binary and the benches
@@ -157,6 +157,15 @@ pub(crate) fn advise_huge_pages<T>(buf: &Vec<T>) {
     let _ = (from, to);
 }
 
+/// `len` copies of `value` on transparent huge pages where the system gives them
+/// ([`advise_huge_pages`]): for a table looked up or added to at random all through a charge.
+pub(crate) fn huge_vec<T: Clone>(len: usize, value: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(len);
+    advise_huge_pages(&v);
+    v.resize(len, value);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     /// The advice lands on the buffer's whole 2 MiB pages (the test binary keeps the system's
@@ -171,5 +180,15 @@ mod tests {
         assert!(!covered(first), "not advised before");
         super::advise_huge_pages(&buf);
         assert!(covered(first) && covered(last), "the first and the last whole huge page are advised");
+    }
+
+    /// A table made for random access holds its values on advised pages.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn huge_vecs_hold_their_values_on_advised_pages() {
+        let table = super::huge_vec(3 << 20, 7u64);
+        assert_eq!((table.len(), table[0], table[(3 << 20) - 1]), (3 << 20, 7, 7));
+        let middle = table.as_ptr() as usize + (12 << 20);
+        assert!(super::huge_page_advised_mappings().iter().any(|&(f, t)| (f..t).contains(&middle)));
     }
 }

@@ -16,6 +16,7 @@ use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
 use crate::io::read::time::{TIME_RANGE, check_time};
+use crate::memory::huge_vec;
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::{self, ExactSum};
@@ -307,11 +308,13 @@ impl<'a> ChargeContext<'a> {
     /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
         let keeps_pass_start = self.pass_start_model().is_some();
+        // The sums are added to at random by every record, as the lookup's table is read: on
+        // huge pages, like it.
         UsageCharger {
             ctx: self,
-            paired: keeps_pass_start.then(|| vec![PairedSums::default(); self.rows]),
+            paired: keeps_pass_start.then(|| huge_vec(self.rows, PairedSums::default())),
             part: PartialUsage {
-                sums: if keeps_pass_start { Vec::new() } else { vec![ExactSum::default(); self.rows] },
+                sums: if keeps_pass_start { Vec::new() } else { huge_vec(self.rows, ExactSum::default()) },
                 pass_start: keeps_pass_start.then(Vec::new),
                 tres: self.tres.as_ref().map(|(names, kept)| {
                     if *kept {

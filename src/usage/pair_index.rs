@@ -11,7 +11,10 @@
 //! key comparison alone at a fifth of the time. The entries are the table itself (one line each,
 //! the key inside), so a lookup is one miss: a slot array in front of them, half the size, made
 //! it two, the second waiting on the first; at 10^8 records the lookup's share of `perf` samples
-//! went from 30% to 20%, for 128 bytes of table per pair instead of about 90.
+//! went from 30% to 20%, for 128 bytes of table per pair instead of about 90. The table is on
+//! transparent huge pages ([`crate::memory::huge_vec`]): on 4 KiB pages a lookup at 10^6
+//! associations also missed the TLB, and `perf` put most of the lookup's samples on the prefetch
+//! instruction itself, waiting on the page walk.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -91,7 +94,7 @@ impl PairIndex {
         // Exactly twice the pairs: a power of two would waste up to half the table again.
         let capacity = (rows.len() * 2).max(16);
         let mut index = PairIndex {
-            entries: vec![FREE_ENTRY; capacity].into_boxed_slice(),
+            entries: crate::memory::huge_vec(capacity, FREE_ENTRY).into_boxed_slice(),
             long_keys: Vec::new(),
             by_partition: Vec::new(),
         };
