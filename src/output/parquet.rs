@@ -8,7 +8,7 @@ use arrow::array::{
     ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, StructArray,
     UInt32Array, UInt64Array,
 };
-use arrow::buffer::NullBuffer;
+use arrow::buffer::{NullBuffer, OffsetBuffer};
 use std::collections::HashSet;
 
 use arrow::array::{Array, AsArray};
@@ -28,10 +28,11 @@ use rayon::prelude::*;
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::jobs::PendingJobs;
-use crate::parallel::column;
+use crate::parallel::{column, for_each_task};
 use crate::pass::{Algorithm, FairShare};
 use crate::priority::{NONE, Scores, Weights};
 use crate::tree::{AssocTree, AssocTres};
+use crate::usage::pair_index::prefetch;
 
 /// Version of the association Parquet schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: &str = "1";
@@ -237,6 +238,55 @@ fn names_overflow_dictionary(column: &dyn Array) -> bool {
     false
 }
 
+/// A dictionary column of names as the plain strings it stands for (any other column as it is),
+/// gathered a task of rows at a time across rayon.
+///
+/// The writer gathers a dictionary column with plain pages itself, one thread per column, a
+/// random read of the dictionary per row; at 9·10^5 names that was a tenth of a 10^7-job `score`
+/// and the longest task of each row group. Here the reads are spread over the cores, the next
+/// rows' names prefetched, and the writer copies the strings in order. The pages are the same.
+fn gathered_names(names: &ArrayRef) -> ArrayRef {
+    let Some(dict) = names.as_dictionary_opt::<UInt32Type>() else { return names.clone() };
+    let Some(values) = dict.values().as_string_opt::<i32>() else { return names.clone() };
+    let keys = dict.keys();
+    let name = |r: usize| if keys.is_valid(r) { values.value(keys.value(r) as usize).as_bytes() } else { &[] };
+    let offsets = OffsetBuffer::<i32>::from_lengths(column(keys.len(), |r| name(r).len()));
+    let mut bytes = vec![0u8; offsets.last() as usize];
+    // Tasks of rows, each with the bytes its rows fill.
+    let mut tasks = Vec::new();
+    let mut rest = bytes.as_mut_slice();
+    for start in (0..keys.len()).step_by(GATHER_ROWS) {
+        let end = (start + GATHER_ROWS).min(keys.len());
+        let (task, after) = std::mem::take(&mut rest).split_at_mut((offsets[end] - offsets[start]) as usize);
+        tasks.push((start..end, task));
+        rest = after;
+    }
+    let (starts, data) = (values.value_offsets(), values.value_data());
+    for_each_task(&mut tasks, |(rows, out)| {
+        let mut at = 0;
+        for r in rows.clone() {
+            // A name's offset two strides ahead, then its bytes (the offset arrived) one ahead.
+            if let Some(&far) = keys.values().get(r + 2 * GATHER_AHEAD) {
+                prefetch(&starts[far as usize]);
+            }
+            if let Some(byte) = keys.values().get(r + GATHER_AHEAD).and_then(|&k| data.get(starts[k as usize] as usize))
+            {
+                prefetch(byte);
+            }
+            let name = name(r);
+            out[at..at + name.len()].copy_from_slice(name);
+            at += name.len();
+        }
+    });
+    Arc::new(StringArray::new(offsets, bytes.into(), keys.nulls().cloned()))
+}
+
+/// Rows per task of [`gathered_names`].
+const GATHER_ROWS: usize = 1 << 15;
+
+/// How many rows ahead [`gathered_names`] prefetches a name's bytes (and twice that, its offset).
+const GATHER_AHEAD: usize = 16;
+
 /// ZSTD level of every Parquet output.
 const ZSTD_LEVEL: i32 = 1;
 
@@ -275,6 +325,9 @@ fn plain_names(schema: &SchemaRef) -> SchemaRef {
 pub struct ParquetSink {
     path: std::path::PathBuf,
     schema: SchemaRef,
+    /// Per field: a dictionary of names written as plain pages, handed to the writer as the plain
+    /// strings it would gather ([`gathered_names`]).
+    gathered: Vec<bool>,
     writer: SerializedFileWriter<AtomicFile>,
     factory: ArrowRowGroupWriterFactory,
     row_groups: usize,
@@ -294,11 +347,14 @@ impl ParquetSink {
             .set_key_value_metadata(Some(metadata));
         // A dictionary makes few-valued numbers (weighted factors, depths) smaller and faster to
         // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
+        let mut gathered = Vec::new();
         for (field, column) in first.schema().fields().iter().zip(first.columns()) {
             let path = || ColumnPath::from(field.name().as_str());
-            if mostly_distinct(column.as_ref()) || names_overflow_dictionary(column.as_ref()) {
+            let overflows = names_overflow_dictionary(column.as_ref());
+            if mostly_distinct(column.as_ref()) || overflows {
                 props = props.set_column_dictionary_enabled(path(), false);
             }
+            gathered.push(overflows);
             // Names repeated row after row (users, accounts, partitions of jobs) in no order: each
             // row group's min and max would span nearly every name, so they could prune nothing,
             // and comparing every value for them was a tenth of a 10^7-job `score`.
@@ -310,7 +366,7 @@ impl ParquetSink {
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(|e| Error::format(path, e))?;
-        Ok(ParquetSink { path: path.to_path_buf(), schema, writer, factory, row_groups: 0 })
+        Ok(ParquetSink { path: path.to_path_buf(), schema, gathered, writer, factory, row_groups: 0 })
     }
 
     /// Appends the rows of `batch` (of the sink's schema).
@@ -325,8 +381,13 @@ impl ParquetSink {
             for &g in wave {
                 let rows = batch.slice(g * ROW_GROUP_ROWS, ROW_GROUP_ROWS.min(batch.num_rows() - g * ROW_GROUP_ROWS));
                 let mut writers = self.factory.create_column_writers(self.row_groups + g).map_err(enc)?.into_iter();
+                let columns = rows
+                    .columns()
+                    .iter()
+                    .zip(&self.gathered)
+                    .map(|(c, &gather)| if gather { gathered_names(c) } else { c.clone() });
                 // A struct column has a writer per field (leaf), in order.
-                for (field, column) in self.schema.fields().iter().zip(rows.columns().to_vec()) {
+                for (field, column) in self.schema.fields().iter().zip(columns) {
                     tasks.push((
                         writers.by_ref().take(leaf_count(field.data_type())).collect::<Vec<_>>(),
                         field,
@@ -523,6 +584,21 @@ mod tests {
         let back = crate::io::read_parquet_whole(&path).unwrap();
         let expected = arrow::compute::cast(batch.column(0), &DataType::Utf8).unwrap();
         assert_eq!(back.column(0).as_ref(), expected.as_ref());
+    }
+
+    #[test]
+    fn gathered_names_are_the_dictionary_values_row_by_row() {
+        // Empty names, null rows, and more rows than one task.
+        let names = (0..5000).map(|i| if i % 100 == 0 { String::new() } else { format!("name-{i}") });
+        let values = StringArray::from_iter_values(names);
+        let n = 3 * GATHER_ROWS as u32 + 17;
+        let keys =
+            UInt32Array::from_iter((0..n).map(|i| (i % 11 != 0).then_some(i.wrapping_mul(2_654_435_761) % 5000)));
+        let dict: ArrayRef = Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).unwrap());
+        let expected = arrow::compute::cast(&dict, &DataType::Utf8).unwrap();
+        assert_eq!(gathered_names(&dict).as_ref(), expected.as_ref());
+        let numbers: ArrayRef = Arc::new(UInt32Array::from(vec![1, 2]));
+        assert!(Arc::ptr_eq(&gathered_names(&numbers), &numbers));
     }
 
     #[test]
