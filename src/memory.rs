@@ -4,7 +4,8 @@
 //! process part-way (no message, no output). The readers estimate what an input needs from its
 //! size (or its Parquet row count) and stop early with an error instead. The estimates are the
 //! measured costs per row, rounded up (see the README's memory figures). [`tune_allocator`] sets
-//! how mimalloc, the binary's allocator, returns memory, and turns off transparent huge pages.
+//! how mimalloc, the binary's allocator, returns memory, and turns off transparent huge pages;
+//! `huge_vec` and `prefetch` serve tables read or written at random.
 
 use std::path::Path;
 
@@ -155,6 +156,18 @@ pub(crate) fn advise_huge_pages<T>(buf: &Vec<T>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (from, to);
+}
+
+/// Asks the CPU to bring the line of `p` into cache; a hint, never a fault.
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it does not fault whatever the address, and reads nothing.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// `len` copies of `value` on transparent huge pages where the system gives them

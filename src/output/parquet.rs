@@ -28,11 +28,11 @@ use rayon::prelude::*;
 use super::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::jobs::PendingJobs;
+use crate::memory::prefetch;
 use crate::parallel::{column, for_each_task};
 use crate::pass::{Algorithm, FairShare};
 use crate::priority::{NONE, Scores, Weights};
 use crate::tree::{AssocTree, AssocTres};
-use crate::usage::pair_index::prefetch;
 
 /// Version of the association Parquet schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: &str = "1";
@@ -250,7 +250,12 @@ fn gathered_names(names: &ArrayRef) -> ArrayRef {
     let Some(values) = dict.values().as_string_opt::<i32>() else { return names.clone() };
     let keys = dict.keys();
     let name = |r: usize| if keys.is_valid(r) { values.value(keys.value(r) as usize).as_bytes() } else { &[] };
-    let offsets = OffsetBuffer::<i32>::from_lengths(column(keys.len(), |r| name(r).len()));
+    let lengths = column(keys.len(), |r| name(r).len());
+    // Past 2 GiB of names the rows need 64-bit offsets: the writer then gathers them itself.
+    if lengths.iter().sum::<usize>() > i32::MAX as usize {
+        return names.clone();
+    }
+    let offsets = OffsetBuffer::<i32>::from_lengths(lengths);
     let mut bytes = vec![0u8; offsets.last() as usize];
     // Tasks of rows, each with the bytes its rows fill.
     let mut tasks = Vec::new();

@@ -16,7 +16,7 @@ use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
 use crate::io::read::time::{TIME_RANGE, check_time};
-use crate::memory::huge_vec;
+use crate::memory::{huge_vec, prefetch};
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::{self, ExactSum};
@@ -1118,7 +1118,7 @@ fn add_all<S>(
 ) {
     for (i, charge) in adds.iter().enumerate() {
         if let Some(&(ahead, ..)) = adds.get(i + PREFETCH_AHEAD) {
-            pair_index::prefetch(&sums[ahead as usize]);
+            prefetch(&sums[ahead as usize]);
         }
         let added = add(&mut sums[charge.0 as usize], charge);
         debug_assert!(added.is_ok(), "checked by add_charges");

@@ -18,6 +18,8 @@
 
 use std::hash::{BuildHasher, Hasher};
 
+use crate::memory::prefetch;
+
 /// No association: the record matches none.
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -67,18 +69,6 @@ fn pair_hash(user: &[u8], account: &[u8]) -> u64 {
     h.write_u8(0xff);
     h.write(account);
     h.finish()
-}
-
-/// Asks the CPU to bring the line of `p` into cache; a hint, never a fault.
-#[inline(always)]
-pub(crate) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it does not fault whatever the address, and reads nothing.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 const _: () = assert!(size_of::<Entry>() == 64, "an entry is one cache line");

@@ -482,7 +482,7 @@ fn widened<T: Copy + Default>(mut into: Vec<T>, blocks: &[T], rows: usize, old: 
 fn prefetch_lines(block: &[ExactSum]) {
     let (start, end) = (block.as_ptr() as usize, block.as_ptr() as usize + size_of_val(block));
     for line in (start & !63..end).step_by(64) {
-        super::pair_index::prefetch(line as *const u8);
+        crate::memory::prefetch(line as *const u8);
     }
 }
 
