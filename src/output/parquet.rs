@@ -270,12 +270,13 @@ fn gathered_names(names: &ArrayRef) -> ArrayRef {
     for_each_task(&mut tasks, |(rows, out)| {
         let mut at = 0;
         for r in rows.clone() {
-            // A name's offset two strides ahead, then its bytes (the offset arrived) one ahead.
-            if let Some(&far) = keys.values().get(r + 2 * GATHER_AHEAD) {
-                prefetch(&starts[far as usize]);
+            // A name's offset two strides ahead, then its bytes (the offset arrived) one ahead. A
+            // null row's key may point anywhere: looked up with `get`, never indexed.
+            let start_of = |ahead: usize| keys.values().get(r + ahead).and_then(|&k| starts.get(k as usize));
+            if let Some(offset) = start_of(2 * GATHER_AHEAD) {
+                prefetch(offset);
             }
-            if let Some(byte) = keys.values().get(r + GATHER_AHEAD).and_then(|&k| data.get(starts[k as usize] as usize))
-            {
+            if let Some(byte) = start_of(GATHER_AHEAD).and_then(|&o| data.get(o as usize)) {
                 prefetch(byte);
             }
             let name = name(r);
@@ -599,6 +600,10 @@ mod tests {
         let n = 3 * GATHER_ROWS as u32 + 17;
         let keys =
             UInt32Array::from_iter((0..n).map(|i| (i % 11 != 0).then_some(i.wrapping_mul(2_654_435_761) % 5000)));
+        // A null row's key is not a name's: one far out of range.
+        let (mut raw, nulls) = (keys.values().to_vec(), keys.nulls().cloned());
+        raw[44] = u32::MAX;
+        let keys = UInt32Array::new(raw.into(), nulls);
         let dict: ArrayRef = Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(values)).unwrap());
         let expected = arrow::compute::cast(&dict, &DataType::Utf8).unwrap();
         assert_eq!(gathered_names(&dict).as_ref(), expected.as_ref());
