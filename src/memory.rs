@@ -170,11 +170,18 @@ pub(crate) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// `len` copies of `value` on transparent huge pages where the system gives them
-/// ([`advise_huge_pages`]): for a table looked up or added to at random all through a charge.
-pub(crate) fn huge_vec<T: Clone>(len: usize, value: T) -> Vec<T> {
-    let mut v = Vec::with_capacity(len);
+/// An empty vector with room for `capacity` values on transparent huge pages where the system
+/// gives them ([`advise_huge_pages`]), for a table filled next and then looked up or added to at
+/// random all through a charge.
+pub(crate) fn huge_capacity<T>(capacity: usize) -> Vec<T> {
+    let v = Vec::with_capacity(capacity);
     advise_huge_pages(&v);
+    v
+}
+
+/// `len` copies of `value` on huge pages ([`huge_capacity`]).
+pub(crate) fn huge_vec<T: Clone>(len: usize, value: T) -> Vec<T> {
+    let mut v = huge_capacity(len);
     v.resize(len, value);
     v
 }

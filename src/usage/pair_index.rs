@@ -18,7 +18,7 @@
 
 use std::hash::{BuildHasher, Hasher};
 
-use crate::memory::prefetch;
+use crate::memory::{huge_vec, prefetch};
 
 /// No association: the record matches none.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -84,7 +84,7 @@ impl PairIndex {
         // Exactly twice the pairs: a power of two would waste up to half the table again.
         let capacity = (rows.len() * 2).max(16);
         let mut index = PairIndex {
-            entries: crate::memory::huge_vec(capacity, FREE_ENTRY).into_boxed_slice(),
+            entries: huge_vec(capacity, FREE_ENTRY).into_boxed_slice(),
             long_keys: Vec::new(),
             by_partition: Vec::new(),
         };

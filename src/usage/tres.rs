@@ -14,6 +14,7 @@
 
 use super::exact_sum::ExactSum;
 use crate::config::Tres;
+use crate::memory::{huge_capacity, prefetch};
 
 /// Per-TRES sums of one part of a charge, per row of the tree input.
 ///
@@ -108,7 +109,7 @@ impl TresSums {
         if rows > self.rows {
             let m = self.charged.len();
             if self.blocks.capacity() < rows * m {
-                let mut blocks = huge_blocks(rows * m);
+                let mut blocks = huge_capacity(rows * m);
                 blocks.extend_from_slice(&self.blocks);
                 self.blocks = blocks;
             }
@@ -156,7 +157,7 @@ impl TresSums {
         self.flush();
         let (old, m) = (self.charged.len(), self.charged.len() + new.len());
         let (rows, added) = (self.rows, new.len());
-        self.blocks = widened(huge_blocks(rows * m), &self.blocks, rows, old, added);
+        self.blocks = widened(huge_capacity(rows * m), &self.blocks, rows, old, added);
         if !self.run_blocks.is_empty() {
             self.run_blocks = widened(Vec::with_capacity(rows * m), &self.run_blocks, rows, old, added);
         }
@@ -460,14 +461,6 @@ impl TresSums {
     }
 }
 
-/// Room for `capacity` sums, on huge pages where the system gives them (written at random all
-/// through a charge: see [`TresSums`]).
-fn huge_blocks(capacity: usize) -> Vec<ExactSum> {
-    let blocks = Vec::with_capacity(capacity);
-    crate::memory::advise_huge_pages(&blocks);
-    blocks
-}
-
 /// The `rows` blocks of `old` values of `blocks`, appended to `into` with `added` zeros after
 /// each.
 fn widened<T: Copy + Default>(mut into: Vec<T>, blocks: &[T], rows: usize, old: usize, added: usize) -> Vec<T> {
@@ -482,7 +475,7 @@ fn widened<T: Copy + Default>(mut into: Vec<T>, blocks: &[T], rows: usize, old: 
 fn prefetch_lines(block: &[ExactSum]) {
     let (start, end) = (block.as_ptr() as usize, block.as_ptr() as usize + size_of_val(block));
     for line in (start & !63..end).step_by(64) {
-        crate::memory::prefetch(line as *const u8);
+        prefetch(line as *const u8);
     }
 }
 
