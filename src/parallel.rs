@@ -9,9 +9,12 @@
 //!
 //! Results do not depend on the thread count: tasks are cut from the input alone (never from the
 //! number of threads), each task writes only its own rows, per-task results come back in task
-//! order, and no floating-point value is combined across tasks.
+//! order, and no floating-point value is combined across tasks. The one exception is
+//! [`pull_parts`], whose callers merge exact sums: which thread takes which part changes from run
+//! to run, and their results do not.
 
 use std::ops::Range;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
@@ -147,6 +150,68 @@ fn map_tasks_with<T: Send, S, R: Send>(
     }
 }
 
+/// Runs `work` on every part `next` hands out, on every thread of the pool at once. Each thread
+/// takes its next part as soon as it is done with its last one, into a state of its own (made
+/// by `init` for its first part), so a slow part holds up only its own thread. The states come
+/// back in no particular order, one per thread that took a part: which thread takes which part
+/// differs from run to run, so the caller must merge them to the same result in any grouping
+/// (as exact sums do). Parts are numbered in the order `next` gives them.
+///
+/// # Errors
+/// The error of the first failing part in that order (`next`'s own included), as a sequential
+/// run would meet it: no part after a failed one is started, and every part before it finishes.
+pub(crate) fn pull_parts<T, S: Send, E: Send>(
+    next: impl FnMut() -> Result<Option<T>, E> + Send,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, T) -> Result<(), E> + Sync,
+) -> Result<Vec<S>, E> {
+    // The number of the next part, and `next` until it has given its last.
+    let source = Mutex::new((0usize, Some(next)));
+    let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
+    let fail = |part: usize, e: E| {
+        let mut failed = lock(&failed);
+        if failed.as_ref().is_none_or(|(first, _)| part < *first) {
+            *failed = Some((part, e));
+        }
+    };
+    let states = rayon::broadcast(|_| {
+        let mut state = None;
+        loop {
+            let (part, pulled) = {
+                let mut source = lock(&source);
+                let (number, next) = &mut *source;
+                // Parts are handed out in order: every one after a failure comes after it.
+                let Some(take) = next.as_mut().filter(|_| lock(&failed).is_none()) else { break };
+                let pulled = take();
+                if matches!(pulled, Ok(None)) {
+                    *next = None;
+                }
+                *number += 1;
+                (*number - 1, pulled)
+            };
+            let done = match pulled {
+                Ok(Some(t)) => work(state.get_or_insert_with(&init), t),
+                Ok(None) => break,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = done {
+                fail(part, e);
+                break;
+            }
+        }
+        state
+    });
+    match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        Some((_, e)) => Err(e),
+        None => Ok(states.into_iter().flatten().collect()),
+    }
+}
+
+/// Locks `m`, through a panic of an earlier holder: the crate's locked values stay whole.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +252,74 @@ mod tests {
             *s = 1;
         });
         assert_eq!(seen, [1, 1, 1]);
+    }
+
+    #[test]
+    fn pulled_parts_are_each_worked_once_and_the_first_failure_in_order_wins() {
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        use std::time::{Duration, Instant};
+
+        // Waits (at most a while: on one thread the other part never comes) for `flag`.
+        let wait_for = |flag: &AtomicBool| {
+            let start = Instant::now();
+            while !flag.load(SeqCst) && start.elapsed() < Duration::from_millis(200) {
+                std::thread::yield_now();
+            }
+        };
+        // Parts 0..n; reading `bad_read` fails. Parts 1 and 2 fail when `fail_1_2`: part 1 once
+        // part 2 is under way, then part 2 once part 1 has failed (a later failure met last),
+        // and part 0 when `fail_0`, once part 1's reading has failed (an earlier one met last).
+        let run = |threads: usize, n: usize, bad_read: Option<usize>, fail_1_2: bool, fail_0: bool| {
+            let (started_2, failed_1, read_failed) =
+                (AtomicBool::new(false), AtomicBool::new(false), AtomicBool::new(false));
+            let mut i = 0;
+            let next = || -> Result<Option<usize>, String> {
+                assert!(i <= n, "asked again after the last part");
+                i += 1;
+                match i - 1 {
+                    p if Some(p) == bad_read => {
+                        read_failed.store(true, SeqCst);
+                        Err(format!("read {p}"))
+                    }
+                    p if p == n => Ok(None),
+                    p => Ok(Some(p)),
+                }
+            };
+            let work = |seen: &mut Vec<usize>, p: usize| {
+                match p {
+                    0 if fail_0 => wait_for(&read_failed),
+                    1 if fail_1_2 => wait_for(&started_2),
+                    2 if fail_1_2 => {
+                        started_2.store(true, SeqCst);
+                        wait_for(&failed_1);
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    _ => {}
+                }
+                match p {
+                    0 if fail_0 => Err("work 0".to_string()),
+                    1 | 2 if fail_1_2 => {
+                        failed_1.store(true, SeqCst);
+                        Err(format!("work {p}"))
+                    }
+                    _ => {
+                        seen.push(p);
+                        Ok(())
+                    }
+                }
+            };
+            on_threads(threads, || pull_parts(next, Vec::new, work))
+        };
+        for threads in [1, 2, 3] {
+            let states = run(threads, 40, None, false, false).unwrap();
+            assert!(states.len() <= threads, "one state per thread");
+            let mut seen: Vec<usize> = states.into_iter().flatten().collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..40).collect::<Vec<_>>(), "{threads} threads");
+            assert!(run(threads, 0, None, false, false).unwrap().is_empty(), "no part, no state");
+            assert_eq!(run(threads, 40, None, true, false).unwrap_err(), "work 1", "{threads} threads");
+            assert_eq!(run(threads, 40, Some(1), false, true).unwrap_err(), "work 0", "{threads} threads");
+            assert_eq!(run(threads, 40, Some(5), false, false).unwrap_err(), "read 5", "{threads} threads");
+        }
     }
 }

@@ -67,7 +67,7 @@ pub trait Observer: Sync {
     /// Something the user should know that does not stop the work (records that match no
     /// association, jobs without one).
     fn warning(&self, _message: &str) {}
-    /// Whether the work should stop, asked between pieces of a long stage (waves of a charge);
+    /// Whether the work should stop, asked between pieces of a long stage (the parts of a charge);
     /// when it says so, the stage returns [`crate::Error::Interrupted`].
     fn interrupted(&self) -> bool {
         false

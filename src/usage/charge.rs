@@ -5,8 +5,8 @@
 //! streams through it in constant memory.
 
 use std::path::Path;
+use std::sync::Mutex;
 
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 /// String-keyed maps: foldhash spreads short, similar names (`u000123`) where FxHash collides.
@@ -17,6 +17,7 @@ use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
 use crate::io::read::time::{TIME_RANGE, check_time};
 use crate::memory::{huge_vec, prefetch};
+use crate::parallel::{lock, pull_parts};
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::{self, ExactSum};
@@ -345,28 +346,44 @@ impl<'a> ChargeContext<'a> {
         }
     }
 
-    /// Charges a wave of consecutive parts of an input (row groups, blocks of lines) in
-    /// parallel, part `i` into `workers[i]` (made when the wave is the widest yet). The workers
-    /// are kept from wave to wave, and [`ChargeContext::gather`]ed at the end: a wave then costs no
-    /// new per-association sums (32 MB each at 10^6 associations, zeroed, then added up).
+    /// Charges the parts of an input (row groups, blocks of lines) that `next` hands out, in
+    /// input order, with their weights (rows, bytes) for progress, on every thread at once
+    /// ([`pull_parts`]): each thread charges the parts it takes into a charger of its own (made at
+    /// its first part: a charger costs per-association sums, 32 MB each at 10^6 associations),
+    /// and the chargers are [`ChargeContext::gather`]ed at the end. `total(done)` is the input's
+    /// weight once `done` of it is charged. The callback is not asked again once it has asked to
+    /// stop: the parts under way finish, and no other starts.
     ///
     /// # Errors
-    /// The first failing part's error, in file order.
-    pub(crate) fn charge_wave<'c, T: Sync>(
+    /// The first failing part's error, in input order.
+    pub(crate) fn charge_parts<'c, T>(
         &'c self,
-        workers: &mut Vec<UsageCharger<'c, 'a>>,
-        parts: &[T],
-        charge: impl Fn(&T, &mut UsageCharger<'c, 'a>) -> Result<()> + Sync,
-    ) -> Result<()> {
-        while workers.len() < parts.len() {
-            workers.push(self.charger());
-        }
-        let done: Vec<Result<()>> =
-            parts.par_iter().zip(workers.par_iter_mut()).map(|(part, worker)| charge(part, worker)).collect();
-        done.into_iter().collect()
+        next: impl FnMut() -> Result<Option<(T, u64)>> + Send,
+        total: impl Fn(u64) -> u64 + Sync,
+        charge: impl Fn(T, &mut UsageCharger<'c, 'a>) -> Result<()> + Sync,
+    ) -> Result<UsageCharger<'c, 'a>> {
+        // The weight charged, and whether a report failed (the callback is not asked again).
+        let done = Mutex::new((0, false));
+        let workers = pull_parts(
+            next,
+            || self.charger(),
+            |charger, (part, weight)| {
+                charge(part, charger)?;
+                // Counted under the lock, so the reports go up as the parts are done.
+                let (done, stopped) = &mut *lock(&done);
+                *done += weight;
+                if *stopped {
+                    return Ok(());
+                }
+                let reported = self.report_progress(*done, total(*done));
+                *stopped = reported.is_err();
+                reported
+            },
+        )?;
+        Ok(self.gather(workers))
     }
 
-    /// The workers of [`ChargeContext::charge_wave`] added into one charger (in any order: the
+    /// The workers of [`ChargeContext::charge_parts`] added into one charger (in any order: the
     /// sums are exact, and the report keeps the first unmatched record in file order).
     pub(crate) fn gather<'c>(&'c self, workers: Vec<UsageCharger<'c, 'a>>) -> UsageCharger<'c, 'a> {
         let mut workers = workers.into_iter();

@@ -2,8 +2,8 @@
 //!
 //! A format supplies a [`LineParser`] built from its header; the file is then cut into blocks of
 //! about [`BLOCK`] bytes at line breaks. Reading a file into a sink goes block by block; charging
-//! parses the blocks of a wave in parallel and adds their charges to the total in file order: the
-//! sums are a sequential read's, for any thread count or block size.
+//! parses a block per thread at a time, each thread taking the next block as it is done, into
+//! exact sums: they are a sequential read's, for any thread count or block size.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -166,8 +166,8 @@ pub(crate) fn read_lines<P: LineParser>(
     Ok(())
 }
 
-/// Charges the data lines after the header a block per thread, in parallel waves
-/// ([`ChargeContext::charge_wave`]).
+/// Charges the data lines after the header a block per thread at a time
+/// ([`ChargeContext::charge_parts`]).
 ///
 /// # Errors
 /// As [`read_lines`], or the charger's error, for the first failing block.
@@ -179,28 +179,23 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
     ctx: &'c ChargeContext<'a>,
 ) -> Result<UsageCharger<'c, 'a>> {
     let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
-    let mut read = offset;
-    let wave = rayon::current_num_threads().max(1);
-    let mut workers = Vec::new();
-    loop {
-        let mut batch = Vec::with_capacity(wave);
-        while batch.len() < wave {
-            match blocks.next_block()? {
-                Some(b) => batch.push(b),
-                None => break,
-            }
-        }
-        if batch.is_empty() {
-            return Ok(ctx.gather(workers));
-        }
-        ctx.charge_wave(&mut workers, &batch, |(block, first), charger| {
+    // The bytes of the lines; a stream's are known at its end: until then, those read so far.
+    let size = blocks.file.size().map(|s| s.saturating_sub(offset));
+    let next = move || {
+        let block = blocks.next_block()?;
+        Ok(block.map(|(block, first)| {
+            let len = block.len() as u64;
+            ((block, first), len)
+        }))
+    };
+    ctx.charge_parts(
+        next,
+        |done| size.unwrap_or(done),
+        |(block, first), charger| {
             let mut scratch = P::Scratch::default();
-            parse_block(path, parser, block, *first, &mut scratch, &mut |job| charger.charge(job, path))
-        })?;
-        read += batch.iter().map(|(b, _)| b.len() as u64).sum::<u64>();
-        // A stream's size is known at its end: until then, what has been read so far.
-        ctx.report_progress(read, blocks.file.size().unwrap_or(read))?;
-    }
+            parse_block(path, parser, &block, first, &mut scratch, &mut |job| charger.charge(job, path))
+        },
+    )
 }
 
 #[cfg(test)]

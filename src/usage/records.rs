@@ -309,9 +309,8 @@ pub fn read_parquet(path: &Path, sink: &mut JobSink<'_>) -> Result<()> {
 
 const BATCH_ROWS: usize = 64 * 1024;
 
-/// Charges a canonical Parquet file row group by row group, in parallel waves of one row group
-/// per thread, each wave charged as `ChargeContext::charge_wave` does: the sums are a sequential
-/// read's, however the file is grouped.
+/// Charges a canonical Parquet file row group by row group, a row group per thread at a time
+/// (`ChargeContext::charge_parts`): the sums are a sequential read's, however the file is grouped.
 ///
 /// # Errors
 /// As [`read_parquet`], or the charger's error, for the first failing row group.
@@ -337,14 +336,10 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
                 _ => charged,
             }
         };
-        let mut workers = Vec::new();
-        let wave = rayon::current_num_threads().max(1);
-        for start in (0..groups.len()).step_by(wave) {
-            let end = (start + wave).min(groups.len());
-            ctx.charge_wave(&mut workers, &(start..end).collect::<Vec<_>>(), charge_group)?;
-            ctx.report_progress(end as u64, groups.len() as u64)?;
-        }
-        let mut total = ctx.gather(workers);
+        let mut groups = 0..groups.len();
+        let count = groups.len() as u64;
+        let next = move || Ok(groups.next().map(|g| (g, 1)));
+        let mut total = ctx.charge_parts(next, |_| count, |g, charger| charge_group(&g, charger))?;
         if let (Some((job, line)), Some(ids)) = (&mut total.report_mut().first_unmatched, &columns.ids_left_out) {
             *job = job_id_at(path, &meta, &first_rows, *line, &ids.alone)?;
         }

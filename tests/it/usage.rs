@@ -357,7 +357,7 @@ fn job_formats_and_thread_counts_agree() {
         assert_eq!(strip(&meta), strip(&csv_meta), "{format}");
     }
 
-    // Many row groups, charged in parallel waves: byte-identical output for 1 and 2 threads.
+    // Many row groups, charged a row group per thread: byte-identical output for 1 and 2 threads.
     regroup(&site.path("jobs.parquet"), &site.path("groups.parquet"), 300);
     assert!(row_groups(&site.path("groups.parquet")) > 10);
     let mut outs = Vec::new();
@@ -763,10 +763,10 @@ impl fairshare::pipeline::Observer for StopAfter {
     }
 }
 
-/// A charge asked to stop stops at the next wave, with `Error::Interrupted`, for Parquet row
-/// groups and text blocks alike; one that is not asked finishes.
+/// A charge asked to stop stops with `Error::Interrupted` and does not ask again, for Parquet
+/// row groups and text blocks alike; one that is not asked finishes.
 #[test]
-fn an_interrupted_charge_stops_at_the_next_wave() {
+fn an_interrupted_charge_stops_and_is_not_asked_again() {
     let site = GenSite::new(200, 3000, 5);
     write_records_parquet(&site.path("jobs.parquet"), &site.input, &site.spec).unwrap();
     regroup(&site.path("jobs.parquet"), &site.path("groups.parquet"), 100);
@@ -785,7 +785,7 @@ fn an_interrupted_charge_stops_at_the_next_wave() {
         let mut input = resolved.tree_input().unwrap();
         let e = resolved.charge(&mut input, &stop).unwrap_err();
         assert!(matches!(e, fairshare::Error::Interrupted(_)), "{jobs}: {e}");
-        assert_eq!(stop.heard.into_inner(), 1, "{jobs}: stopped at the first wave");
+        assert_eq!(stop.heard.into_inner(), 1, "{jobs}: asked once, after the first part");
         let never = StopAfter { after: usize::MAX, heard: 0.into() };
         let mut input = resolved.tree_input().unwrap();
         let report = resolved.charge(&mut input, &never).unwrap().unwrap();

@@ -15,9 +15,10 @@
 use std::fs::File;
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
+use crate::parallel::lock;
 
 /// The path that means standard input.
 pub const STDIN: &str = "-";
@@ -90,10 +91,6 @@ impl Stream {
 }
 
 type Shared = Arc<Mutex<Stream>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// Whether `path` is read as a stream: `-`, or an existing path that is neither a regular file
 /// nor a directory.
