@@ -120,7 +120,7 @@ pub fn parse_time(text: &str) -> Result<TimeLimit, String> {
 /// assert_eq!(job_time_limit("Partition_Limit"), Ok(None));
 /// ```
 pub fn job_time_limit(text: &str) -> Result<Option<u32>, String> {
-    let t = text.trim();
+    let t = crate::io::read::fields::trim_field(text);
     if t.is_empty() || ["Partition_Limit", "Unknown", "None"].iter().any(|u| t.eq_ignore_ascii_case(u)) {
         return Ok(None);
     }

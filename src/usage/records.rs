@@ -26,7 +26,7 @@ use super::swf::SwfOptions;
 use super::{JobRef, JobSink};
 use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
-use crate::io::read::fields::{recycle, split_fields};
+use crate::io::read::fields::{recycle, split_fields, trim_field};
 use crate::io::read::parquet_columns::{self, Bad, Text, holds_text, integers, whole_numbers};
 use crate::io::read::row_groups::{check_group, first_rows, group_reader, guarded, open_checked, open_unchecked};
 use crate::io::read::time::parse_time_field;
@@ -208,13 +208,13 @@ impl LineParser for CsvLines {
         };
         let job = JobRef {
             job_id: parse_job_id(&fields[self.c_id]).map_err(err)?,
-            user: fields[self.c_user].trim(),
-            account: fields[self.c_account].trim(),
-            partition: fields[self.c_part].trim(),
-            qos: fields[self.c_qos].trim(),
+            user: trim_field(&fields[self.c_user]),
+            account: trim_field(&fields[self.c_account]),
+            partition: trim_field(&fields[self.c_part]),
+            qos: trim_field(&fields[self.c_qos]),
             start: time(self.c_start, "start")?,
             end: time(self.c_end, "end")?,
-            tres_alloc: tres.trim(),
+            tres_alloc: trim_field(tres),
             time_limit,
             line: line_no,
             skip: None,

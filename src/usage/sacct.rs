@@ -32,6 +32,7 @@ use super::lines::{LineParser, read_header, read_lines};
 use super::{JobRef, JobSink};
 use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
+use crate::io::read::fields::trim_field;
 use crate::io::read::time::parse_time_field;
 
 /// What the required-column messages list, in sacct's spelling.
@@ -257,7 +258,7 @@ struct Row<'a> {
 impl<'a> Row<'a> {
     /// The trimmed field in column `c`.
     fn get(&self, c: usize) -> &'a str {
-        self.line[self.spans[c].clone()].trim()
+        trim_field(&self.line[self.spans[c].clone()])
     }
 
     /// The field of an optional column; empty when the column is absent.

@@ -1,7 +1,7 @@
 //! Timestamps: the range of times this crate accepts, and the text that names a time (epoch
 //! seconds or a UTC date and time, on the command line, in a site file or in a record's field).
 
-use super::fields::strip_zero_fraction;
+use super::fields::{strip_zero_fraction, trim_field};
 
 /// The times this crate accepts, in epoch seconds: 1970-01-01T00:00:00 to 9999-12-31T23:59:59 UTC.
 /// Every time parsed from text (options, CSV and sacct fields) and every job record's start and end
@@ -65,7 +65,7 @@ pub fn parse_time_arg(text: &str) -> Result<i64, String> {
 /// # Errors
 /// As [`parse_timestamp`].
 pub(crate) fn parse_time_field(text: &str) -> Result<Option<i64>, String> {
-    match text.trim() {
+    match trim_field(text) {
         "" | "Unknown" | "None" => Ok(None),
         t => parse_timestamp(t).map(Some),
     }
@@ -94,7 +94,7 @@ fn utc_offset(t: &str) -> Option<(&str, i64)> {
 
 /// [`parse_timestamp`] without the range check.
 fn parse_any_timestamp(text: &str) -> Result<i64, String> {
-    let t = text.trim();
+    let t = trim_field(text);
     match plain_date_time(t.as_bytes()) {
         Some(v) => Ok(v),
         None => parse_general(t),
