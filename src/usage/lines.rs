@@ -11,6 +11,7 @@ use std::path::Path;
 use super::JobSink;
 use super::charge::{ChargeContext, UsageCharger};
 use crate::error::{Error, Result};
+use crate::io::read::fields::trim_field;
 use crate::io::read::source::{self, Input, MAX_LINE_BYTES};
 
 /// Bytes per block (whole lines are added to reach the next line break).
@@ -127,20 +128,27 @@ fn parse_block<P: LineParser>(
     scratch: &mut P::Scratch,
     sink: &mut JobSink<'_>,
 ) -> Result<()> {
+    // Checked whole (one call instead of one per line); a block that is not UTF-8 is checked line
+    // by line again to name the line.
+    let whole = std::str::from_utf8(block).ok();
     let ends = memchr::memchr_iter(b'\n', block).chain([block.len()]);
     let lines = ends.scan(0, |from, end| {
-        let line = &block[*from..end];
+        let line = *from..end;
         *from = end + 1;
         Some(line)
     });
-    for (line_no, raw) in (first_line..).zip(lines) {
+    for (line_no, at) in (first_line..).zip(lines) {
+        let raw = &block[at.clone()];
         // Checked per line, so the bound does not depend on where blocks are cut.
         if raw.len() - usize::from(raw.last() == Some(&b'\r')) > MAX_LINE_BYTES {
             return Err(source::line_too_long(path, line_no));
         }
-        let text = std::str::from_utf8(raw).map_err(|_| Error::input(path, line_no, "not valid UTF-8 text"))?;
+        let text = match whole {
+            Some(whole) => &whole[at],
+            None => std::str::from_utf8(raw).map_err(|_| Error::input(path, line_no, "not valid UTF-8 text"))?,
+        };
         let line = text.strip_suffix('\r').unwrap_or(text);
-        if !line.trim().is_empty() {
+        if !trim_field(line).is_empty() {
             parser.parse(path, line, line_no, scratch, sink)?;
         }
     }

@@ -237,16 +237,42 @@ impl LineParser for SacctLines {
 /// borrowed slices could not be); with a `limit`, the last field takes the rest of the line.
 fn split_spans(line: &str, limit: Option<usize>, spans: &mut Vec<Range<usize>>) {
     spans.clear();
+    let bytes = line.as_bytes();
+    let fields = limit.unwrap_or(usize::MAX);
     let mut from = 0;
-    // memchr's iterator scans for every bar in one pass; `match_indices` set up a search per field.
-    for i in memchr::memchr_iter(b'|', line.as_bytes()) {
-        if limit.is_some_and(|n| spans.len() + 1 >= n) {
-            break;
+    // Eight bytes at a time, every bar of a word found at once: a line's 25 bars were 25 calls
+    // of `memchr`, each setting up its search again (a sixth of charging a sacct file).
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut bars = bars_of(u64::from_le_bytes(word.try_into().expect("eight bytes")));
+        while bars != 0 {
+            if spans.len() + 1 >= fields {
+                spans.push(from..line.len());
+                return;
+            }
+            let i = at + bars.trailing_zeros() as usize / 8;
+            spans.push(from..i);
+            from = i + 1;
+            bars &= bars - 1;
         }
-        spans.push(from..i);
-        from = i + 1;
+        at += 8;
+    }
+    for (i, &b) in (at..).zip(words.remainder()) {
+        if b == b'|' && spans.len() + 1 < fields {
+            spans.push(from..i);
+            from = i + 1;
+        }
     }
     spans.push(from..line.len());
+}
+
+/// The high bit of each byte of `word` that is `|`, and no other bit. Exact: the sums stay within
+/// their bytes (the shorter `(x - 0x01..) & !x` can flag a byte after a match).
+fn bars_of(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ 0x7c7c_7c7c_7c7c_7c7c; // zero where a byte is `|`
+    !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
 /// One data line and its field ranges.
@@ -427,6 +453,28 @@ fn push_count(tres: &mut String, key: &str, count: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_split_at_every_bar_as_str_split() {
+        // Every mix of bars, their neighbours in the byte table (`{`, `}`) and other bytes.
+        let alphabet = ["|", "}", "{", "a", "é", "|}", "\u{7c}\u{7d}"];
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        let mut spans = Vec::new();
+        for _ in 0..2000 {
+            let line: String = (0..next() % 40).map(|_| alphabet[next() % alphabet.len()]).collect();
+            let whole: Vec<&str> = line.split('|').collect();
+            split_spans(&line, None, &mut spans);
+            assert_eq!(spans.iter().map(|r| &line[r.clone()]).collect::<Vec<_>>(), whole, "{line:?}");
+            let limit = 1 + next() % 6;
+            let limited: Vec<&str> = line.splitn(limit, '|').collect();
+            split_spans(&line, Some(limit), &mut spans);
+            assert_eq!(spans.iter().map(|r| &line[r.clone()]).collect::<Vec<_>>(), limited, "{line:?} in {limit}");
+        }
+    }
 
     type Row = (u64, String, String, String, String, Option<i64>, Option<i64>, String, u64);
 
