@@ -150,20 +150,25 @@ fn map_tasks_with<T: Send, S, R: Send>(
     }
 }
 
-/// Runs `work` on every part `next` hands out, on every thread of the pool at once. Each thread
-/// takes its next part as soon as it is done with its last one, into a state of its own (made
-/// by `init` for its first part), so a slow part holds up only its own thread. The states come
-/// back in no particular order, one per thread that took a part: which thread takes which part
-/// differs from run to run, so the caller must merge them to the same result in any grouping
-/// (as exact sums do). Parts are numbered in the order `next` gives them.
+/// Runs `work` on every part `next` hands out, on as many threads as the pool has, the calling
+/// thread one of them. Each thread takes its next part as soon as it is done with its last one,
+/// into a state of its own (made by `init` for its first part), so a slow part holds up only its
+/// own thread. The states come back in no particular order, one per thread that took a part:
+/// which thread takes which part differs from run to run, so the caller must merge them to the
+/// same result in any grouping (as exact sums do). Parts are numbered in the order `next` gives
+/// them. `between` runs on the calling thread alone (a caller's signal handlers may only run
+/// there), after each part it worked and once at the end; its error stops the work as the
+/// error of that part would.
 ///
 /// # Errors
-/// The error of the first failing part in that order (`next`'s own included), as a sequential
-/// run would meet it: no part after a failed one is started, and every part before it finishes.
+/// The error of the first failing part in that order (`next`'s and `between`'s included), as a
+/// sequential run would meet it: no part after a failed one is started, and every part before it
+/// finishes.
 pub(crate) fn pull_parts<T, S: Send, E: Send>(
     next: impl FnMut() -> Result<Option<T>, E> + Send,
     init: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, T) -> Result<(), E> + Sync,
+    mut between: impl FnMut() -> Result<(), E>,
 ) -> Result<Vec<S>, E> {
     // The number of the next part, and `next` until it has given its last.
     let source = Mutex::new((0usize, Some(next)));
@@ -174,7 +179,9 @@ pub(crate) fn pull_parts<T, S: Send, E: Send>(
             *failed = Some((part, e));
         }
     };
-    let states = rayon::broadcast(|_| {
+    let states = Mutex::new(Vec::new());
+    // One thread's parts; `between` after each when it is the calling thread.
+    let run = |mut between: Option<&mut dyn FnMut() -> Result<(), E>>| {
         let mut state = None;
         loop {
             let (part, pulled) = {
@@ -190,7 +197,10 @@ pub(crate) fn pull_parts<T, S: Send, E: Send>(
                 (*number - 1, pulled)
             };
             let done = match pulled {
-                Ok(Some(t)) => work(state.get_or_insert_with(&init), t),
+                Ok(Some(t)) => work(state.get_or_insert_with(&init), t).and_then(|()| match between.as_mut() {
+                    Some(between) => between(),
+                    None => Ok(()),
+                }),
                 Ok(None) => break,
                 Err(e) => Err(e),
             };
@@ -199,11 +209,18 @@ pub(crate) fn pull_parts<T, S: Send, E: Send>(
                 break;
             }
         }
-        state
+        lock(&states).extend(state);
+    };
+    rayon::in_place_scope(|s| {
+        for _ in 1..rayon::current_num_threads() {
+            s.spawn(|_| run(None));
+        }
+        run(Some(&mut between));
     });
-    match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+    let failed = failed.into_inner().unwrap_or_else(PoisonError::into_inner);
+    match failed {
         Some((_, e)) => Err(e),
-        None => Ok(states.into_iter().flatten().collect()),
+        None => between().map(|()| states.into_inner().unwrap_or_else(PoisonError::into_inner)),
     }
 }
 
@@ -308,7 +325,7 @@ mod tests {
                     }
                 }
             };
-            on_threads(threads, || pull_parts(next, Vec::new, work))
+            on_threads(threads, || pull_parts(next, Vec::new, work, || Ok(())))
         };
         for threads in [1, 2, 3] {
             let states = run(threads, 40, None, false, false).unwrap();
@@ -320,6 +337,38 @@ mod tests {
             assert_eq!(run(threads, 40, None, true, false).unwrap_err(), "work 1", "{threads} threads");
             assert_eq!(run(threads, 40, Some(1), false, true).unwrap_err(), "work 0", "{threads} threads");
             assert_eq!(run(threads, 40, Some(5), false, false).unwrap_err(), "read 5", "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn between_parts_runs_on_the_calling_thread_and_its_error_stops_the_work() {
+        let parts = || {
+            let mut i = 0;
+            move || -> Result<Option<usize>, String> {
+                i += 1;
+                Ok((i <= 20).then_some(i))
+            }
+        };
+        let work = |seen: &mut Vec<usize>, p: usize| {
+            seen.push(p);
+            Ok(())
+        };
+        for threads in [1, 2, 3] {
+            let (asked, worked) = on_threads(threads, || {
+                let caller = std::thread::current().id();
+                let mut asked = 0;
+                let between = || {
+                    assert_eq!(std::thread::current().id(), caller, "asked on the calling thread");
+                    asked += 1;
+                    Ok(())
+                };
+                let states = pull_parts(parts(), Vec::new, work, between).unwrap();
+                (asked, states.into_iter().flatten().count())
+            });
+            assert_eq!(worked, 20, "{threads} threads");
+            assert!(asked >= 1, "asked at the end at least");
+            let stop = on_threads(threads, || pull_parts(parts(), Vec::new, work, || Err("stop".to_string())));
+            assert_eq!(stop.unwrap_err(), "stop", "{threads} threads");
         }
     }
 }

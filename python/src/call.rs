@@ -61,7 +61,8 @@ impl Observer for Call {
         self.warnings.lock().expect("no panic while held").push(self.named(message));
     }
 
-    /// Python runs its signal handlers only when asked, with the GIL: between two waves of a long
+    /// Python runs its signal handlers only when asked, with the GIL, on its main thread (the one
+    /// that called, which a charge asks between its parts): between two pieces of a long
     /// stage, take it for a moment and ask. A handler's exception (KeyboardInterrupt) stops the
     /// stage and is what the call raises.
     fn interrupted(&self) -> bool {

@@ -156,13 +156,14 @@ def test_records_matching_no_association_warn():
 
 
 def test_ctrl_c_stops_a_long_charge(tmp_path):
-    """A KeyboardInterrupt arriving during a charge stops it between two waves of row groups: the
-    call raises it, saying what it stopped, rather than finishing the charge first."""
+    """A KeyboardInterrupt arriving during a charge stops it between two row groups (the charge
+    asks on the calling thread, Python's main one, where handlers run): the call raises it, saying
+    what it stopped, rather than finishing the charge first."""
     jobs = pl.read_csv(SEED / "jobs.csv", infer_schema=False).with_columns(pl.col("job_id").cast(pl.UInt64))
     many = pl.concat([jobs] * (2_000_000 // jobs.height + 1))
     path = tmp_path / "many.parquet"
     many.write_parquet(path, row_group_size=20_000)
-    # An interrupt landing outside a charge (between two calls, or after a charge's last wave) is
+    # An interrupt landing outside a charge (between two calls, or after its last row group) is
     # Python's own, without our words: try again; only the engine says what it stopped.
     said = []
     for _ in range(20):

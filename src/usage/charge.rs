@@ -5,7 +5,7 @@
 //! streams through it in constant memory.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::FxHashMap;
 
@@ -17,7 +17,7 @@ use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
 use crate::error::{Error, Result};
 use crate::io::read::time::{TIME_RANGE, check_time};
 use crate::memory::{huge_vec, prefetch};
-use crate::parallel::{lock, pull_parts};
+use crate::parallel::pull_parts;
 use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::{self, ExactSum};
@@ -350,34 +350,30 @@ impl<'a> ChargeContext<'a> {
     /// input order, with their weights (rows, bytes) for progress, on every thread at once
     /// ([`pull_parts`]): each thread charges the parts it takes into a charger of its own (made at
     /// its first part: a charger costs per-association sums, 32 MB each at 10^6 associations),
-    /// and the chargers are [`ChargeContext::gather`]ed at the end. `total(done)` is the input's
-    /// weight once `done` of it is charged. The callback is not asked again once it has asked to
-    /// stop: the parts under way finish, and no other starts.
+    /// and the chargers are [`ChargeContext::gather`]ed at the end. Progress is reported on the
+    /// calling thread, after each part it charged and at the end: the weight charged so far, and
+    /// `total(done)`, the input's weight once `done` of it is charged.
     ///
     /// # Errors
-    /// The first failing part's error, in input order.
+    /// The first failing part's error, in input order, or the progress callback's.
     pub(crate) fn charge_parts<'c, T>(
         &'c self,
         next: impl FnMut() -> Result<Option<(T, u64)>> + Send,
         total: impl Fn(u64) -> u64 + Sync,
         charge: impl Fn(T, &mut UsageCharger<'c, 'a>) -> Result<()> + Sync,
     ) -> Result<UsageCharger<'c, 'a>> {
-        // The weight charged, and whether a report failed (the callback is not asked again).
-        let done = Mutex::new((0, false));
+        let done = AtomicU64::new(0);
         let workers = pull_parts(
             next,
             || self.charger(),
             |charger, (part, weight)| {
                 charge(part, charger)?;
-                // Counted under the lock, so the reports go up as the parts are done.
-                let (done, stopped) = &mut *lock(&done);
-                *done += weight;
-                if *stopped {
-                    return Ok(());
-                }
-                let reported = self.report_progress(*done, total(*done));
-                *stopped = reported.is_err();
-                reported
+                done.fetch_add(weight, Ordering::Relaxed);
+                Ok(())
+            },
+            || {
+                let done = done.load(Ordering::Relaxed);
+                self.report_progress(done, total(done))
             },
         )?;
         Ok(self.gather(workers))

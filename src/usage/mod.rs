@@ -73,7 +73,8 @@ pub type JobSink<'s> = dyn FnMut(&JobRef<'_>) -> crate::Result<()> + 's;
 /// and writes the charged raw usage into them. Parquet row groups and blocks of CSV or sacct lines
 /// are charged in parallel, each by its own worker; the sums are exact ([`exact_sum`]), so they are
 /// the same bits whatever the thread count, the row groups, the record order or the format.
-/// `progress`, if given, hears `(done, total)` after each wave.
+/// `progress`, if given, hears `(done, total)` on the calling thread, after each part that thread
+/// charged and at the end.
 ///
 /// # Errors
 /// A malformed record or one the charger rejects (unknown partition or QOS, a time out of range,
