@@ -187,7 +187,8 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
     ctx: &'c ChargeContext<'a>,
 ) -> Result<UsageCharger<'c, 'a>> {
     let mut blocks = Blocks::new(path, offset, first_line, BLOCK)?;
-    // The bytes of the lines; a stream's are known at its end: until then, those read so far.
+    // The bytes of the lines, for progress; a stream's are not known, so its total is what has
+    // been charged so far.
     let size = blocks.file.size().map(|s| s.saturating_sub(offset));
     let next = move || {
         let block = blocks.next_block()?;
