@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::io::read::fields::trim_field;
+
 /// Slurm's `INFINITE` (`0xffffffff`), the value its `uint32_t` time fields hold for "unlimited".
 pub const INFINITE: u32 = u32::MAX;
 
@@ -120,7 +122,7 @@ pub fn parse_time(text: &str) -> Result<TimeLimit, String> {
 /// assert_eq!(job_time_limit("Partition_Limit"), Ok(None));
 /// ```
 pub fn job_time_limit(text: &str) -> Result<Option<u32>, String> {
-    let t = crate::io::read::fields::trim_field(text);
+    let t = trim_field(text);
     if t.is_empty() || ["Partition_Limit", "Unknown", "None"].iter().any(|u| t.eq_ignore_ascii_case(u)) {
         return Ok(None);
     }

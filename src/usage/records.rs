@@ -321,7 +321,7 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
         // are many); `charged_columns` picks the types.
         let meta = open_unchecked(path, ArrowReaderOptions::new().with_skip_arrow_metadata(true))?;
         let (meta, columns) = charged_columns(path, meta)?;
-        let groups = meta.metadata().row_groups();
+        let count = meta.metadata().row_groups().len();
         let first_rows = first_rows(&meta);
         let charge_group = |&g: &usize, charger: &mut UsageCharger<'c, 'a>| {
             check_group(path, meta.metadata(), g)?;
@@ -336,10 +336,9 @@ pub fn charge_parquet<'c, 'a>(path: &Path, ctx: &'c ChargeContext<'a>) -> Result
                 _ => charged,
             }
         };
-        let mut groups = 0..groups.len();
-        let count = groups.len() as u64;
+        let mut groups = 0..count;
         let next = move || Ok(groups.next().map(|g| (g, 1)));
-        let mut total = ctx.charge_parts(next, |_| count, |g, charger| charge_group(&g, charger))?;
+        let mut total = ctx.charge_parts(next, |_| count as u64, |g, charger| charge_group(&g, charger))?;
         if let (Some((job, line)), Some(ids)) = (&mut total.report_mut().first_unmatched, &columns.ids_left_out) {
             *job = job_id_at(path, &meta, &first_rows, *line, &ids.alone)?;
         }
