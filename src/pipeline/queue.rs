@@ -248,7 +248,8 @@ pub fn score_to_parquet(
 
 /// Scores `pending` with Slurm's formula, streamed, handing `sink` the rows ([`jobs_batch`]) a
 /// slice of jobs at a time, in queue order: a Parquet queue is read a wave of row groups at a
-/// time (other formats whole), and each slice is scored while `sink` takes the previous one.
+/// time (other formats whole) and sliced row group by row group, so the slices depend on the
+/// file alone; each slice is scored while `sink` takes the previous one.
 /// Jobs are scored independently of each other, so the slices hold the rows the whole queue
 /// would. Between waves, `observer` may interrupt.
 ///
@@ -296,35 +297,40 @@ pub(crate) fn score_slices<T: Send>(
     let mut unknown = UnknownJobs::default();
     let total = waves.as_ref().map(ParquetWaves::rows);
     let mut scored_jobs = 0u64;
-    let mut chunk = Some(match waves.as_mut().and_then(ParquetWaves::next_wave) {
-        Some(wave) => wave?,
-        None => whole()?,
-    });
-    // Every wave finds its jobs' associations in one index.
-    let associations = prio.associations(tree, fs, &names);
-    while let Some(jobs) = chunk.take() {
-        let queue = prio.prepare_shared(&jobs, tree, fs, &names, &associations)?;
-        let mut start = 0;
-        loop {
-            let end = (start + JOBS_PER_SLICE).min(jobs.len());
-            let (written, scored) = rayon::join(
-                || write(held.take()),
-                || {
-                    let mut scores = Scores::default();
-                    let rows = queue.score_jobs(start..end, &mut scores);
-                    slice(scores, &jobs, start..end).map(|made| (made, rows))
-                },
-            );
-            written?;
-            let (made, rows) = scored?;
-            unknown.note(&jobs, &rows);
-            held = Some(made);
-            scored_jobs += (end - start) as u64;
-            let total = total.unwrap_or(jobs.len() as u64).max(scored_jobs);
-            observer.progress("scoring the queue", scored_jobs, total, "jobs");
-            start = end;
-            if start >= jobs.len() {
-                break;
+    // Every wave finds its jobs' associations in one index, made while the first wave is read.
+    let (first, associations) = rayon::join(
+        || match waves.as_mut().and_then(ParquetWaves::next_wave) {
+            Some(wave) => wave,
+            None => whole().map(|jobs| vec![jobs]),
+        },
+        || prio.associations(tree, fs, &names),
+    );
+    let mut wave = first?;
+    while !wave.is_empty() {
+        for jobs in &wave {
+            let queue = prio.prepare_shared(jobs, tree, fs, &names, &associations)?;
+            let mut start = 0;
+            loop {
+                let end = (start + JOBS_PER_SLICE).min(jobs.len());
+                let (written, scored) = rayon::join(
+                    || write(held.take()),
+                    || {
+                        let mut scores = Scores::default();
+                        let rows = queue.score_jobs(start..end, &mut scores);
+                        slice(scores, jobs, start..end).map(|made| (made, rows))
+                    },
+                );
+                written?;
+                let (made, rows) = scored?;
+                unknown.note(jobs, &rows);
+                held = Some(made);
+                scored_jobs += (end - start) as u64;
+                let total = total.unwrap_or(jobs.len() as u64).max(scored_jobs);
+                observer.progress("scoring the queue", scored_jobs, total, "jobs");
+                start = end;
+                if start >= jobs.len() {
+                    break;
+                }
             }
         }
         if observer.interrupted() {
@@ -333,7 +339,7 @@ pub(crate) fn score_slices<T: Send>(
         // The next wave is read while this one's last slice is taken.
         let (written, next) = rayon::join(|| write(held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
         written?;
-        chunk = next.transpose()?;
+        wave = next.transpose()?.unwrap_or_default();
     }
     unknown.warn(observer);
     Ok(())

@@ -7,12 +7,16 @@
 //! without one interned every row group's names on its own and then again into the queue's,
 //! one thread at a time.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use rustc_hash::FxBuildHasher;
+use foldhash::fast::FixedState;
+use hashbrown::HashTable;
 
 /// Names mapped to dense ids, so per-job columns hold integers.
+///
+/// The names are stored end to end in one string and the table holds only their ids (found by
+/// the hash of the text): a tree's 10^6 names are two allocations, not two per name.
 ///
 /// # Example
 /// ```
@@ -28,12 +32,19 @@ use rustc_hash::FxBuildHasher;
 pub struct Interner {
     /// Names known before: ids `0..base.len()`.
     base: Option<Arc<Interner>>,
-    /// Names added here, ids from `base.len()` on.
-    ids: HashMap<Box<str>, u32, FxBuildHasher>,
-    names: Vec<Box<str>>,
+    /// The ids of the names added here (from `base.len()` on), by the hash of their text.
+    ids: HashTable<u32>,
+    /// The names added here, end to end: the `i`-th ends at `ends[i]`.
+    text: String,
+    ends: Vec<usize>,
 }
 
 impl Interner {
+    /// An empty interner with room for `names` names without growing its table.
+    pub fn with_capacity(names: usize) -> Self {
+        Interner { ids: HashTable::with_capacity(names), ends: Vec::with_capacity(names), ..Interner::default() }
+    }
+
     /// An interner that gives the names of `base` their ids there, and new names the ids after.
     pub fn seeded(base: Arc<Interner>) -> Self {
         Interner { base: Some(base), ..Interner::default() }
@@ -61,18 +72,30 @@ impl Interner {
 
     /// The id of `name`, adding it when new.
     pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(id) = self.get(name) {
+        if let Some(id) = self.base.as_ref().and_then(|b| b.get(name)) {
             return id;
         }
-        let id = self.base_len() + self.names.len() as u32;
-        self.names.push(name.into());
-        self.ids.insert(name.into(), id);
+        let base = self.base_len();
+        let hash = FixedState::default().hash_one(name);
+        let Interner { ids, text, ends, .. } = self;
+        let local = |i: u32| -> &str { local_name(text, ends, i) };
+        if let Some(&id) = ids.find(hash, |&id| local(id - base) == name) {
+            return id;
+        }
+        let id = base + ends.len() as u32;
+        ids.insert_unique(hash, id, |&id| FixedState::default().hash_one(local_name(text, ends, id - base)));
+        text.push_str(name);
+        ends.push(text.len());
         id
     }
 
     /// The id of `name`, if known.
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.base.as_ref().and_then(|b| b.get(name)).or_else(|| self.ids.get(name).copied())
+        self.base.as_ref().and_then(|b| b.get(name)).or_else(|| {
+            let base = self.base_len();
+            let hash = FixedState::default().hash_one(name);
+            self.ids.find(hash, |&id| self.local(id - base) == name).copied()
+        })
     }
 
     /// The name of `id`.
@@ -80,13 +103,18 @@ impl Interner {
         let base = self.base_len();
         match &self.base {
             Some(b) if id < base => b.name(id),
-            _ => &self.names[(id - base) as usize],
+            _ => self.local(id - base),
         }
+    }
+
+    /// The `i`-th name added here.
+    fn local(&self, i: u32) -> &str {
+        local_name(&self.text, &self.ends, i)
     }
 
     /// Number of names, the base's included.
     pub fn len(&self) -> usize {
-        self.base_len() as usize + self.names.len()
+        self.base_len() as usize + self.ends.len()
     }
 
     /// True when no name is known.
@@ -100,6 +128,13 @@ impl Interner {
         let shared = if self.same_base(other) { other.base_len() } else { 0 };
         (0..other.len() as u32).map(|i| if i < shared { i } else { self.intern(other.name(i)) }).collect()
     }
+}
+
+/// The `i`-th of the names stored end to end in `text`, ending at `ends`.
+fn local_name<'t>(text: &'t str, ends: &[usize], i: u32) -> &'t str {
+    let i = i as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] };
+    &text[start..ends[i]]
 }
 
 #[cfg(test)]

@@ -273,8 +273,10 @@ impl PendingJobs {
 /// ```no_run
 /// use fairshare::jobs::ParquetWaves;
 /// let mut waves = ParquetWaves::open("pending.parquet".as_ref(), &[])?;
-/// while let Some(jobs) = waves.next_wave() {
-///     println!("{} jobs", jobs?.len());
+/// while let Some(wave) = waves.next_wave() {
+///     for jobs in wave? {
+///         println!("{} jobs", jobs.len());
+///     }
 /// }
 /// # Ok::<(), fairshare::Error>(())
 /// ```
@@ -340,24 +342,15 @@ impl ParquetWaves {
         self.metadata.metadata().file_metadata().num_rows().max(0) as u64
     }
 
-    /// The next wave's jobs, its row groups joined in file order; `None` past the last.
+    /// The next wave's row groups (one per thread), each its own queue, in file order; `None`
+    /// past the last. They are not joined: a join copied every job again on one thread, and the
+    /// row groups alone, not the thread count, then decide how a streamed queue is sliced.
     ///
     /// # Errors
     /// A missing column or a bad value, naming the row; the first bad row of the wave is the one
     /// named.
-    pub fn next_wave(&mut self) -> Option<Result<PendingJobs>> {
-        let mut chunks = self.next_chunks()?.into_iter();
-        let mut jobs = match chunks.next()? {
-            Ok(first) => first,
-            Err(e) => return Some(Err(e)),
-        };
-        for chunk in chunks {
-            match chunk {
-                Ok(c) => jobs.append(c),
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        Some(Ok(jobs))
+    pub fn next_wave(&mut self) -> Option<Result<Vec<PendingJobs>>> {
+        Some(self.next_chunks()?.into_iter().collect())
     }
 
     /// The next wave's row groups, decoded across the threads, one queue each in file order.
@@ -625,22 +618,27 @@ mod tests {
     }
 
     #[test]
-    fn waves_join_their_row_groups_in_file_order() {
+    fn waves_give_their_row_groups_in_file_order() {
         let (_dir, path) = write(&queue(Arc::new(Int64Array::from(vec![1, 2, 3])), cpus()), 1);
         let mut waves = ParquetWaves::open(&path, &keep()).unwrap();
         assert_eq!(waves.rows(), 3);
         let mut seen = Vec::new();
-        while let Some(jobs) = waves.next_wave() {
-            let jobs = jobs.unwrap();
-            for j in 0..jobs.len() {
-                seen.push((
-                    jobs.job_id[j],
-                    jobs.names.name(jobs.user[j]).to_string(),
-                    jobs.line[j],
-                    jobs.time_limit[j],
-                ));
+        let mut groups = 0;
+        while let Some(wave) = waves.next_wave() {
+            for jobs in wave.unwrap() {
+                groups += 1;
+                for j in 0..jobs.len() {
+                    seen.push((
+                        jobs.job_id[j],
+                        jobs.names.name(jobs.user[j]).to_string(),
+                        jobs.line[j],
+                        jobs.time_limit[j],
+                    ));
+                }
             }
         }
+        // One row per row group: three queues, whatever the thread count.
+        assert_eq!(groups, 3);
         let want = [(7, "alice", 1, 1), (8, "bob", 2, 2), (9, "alice", 3, 3)];
         assert_eq!(seen, want.map(|(id, user, line, limit)| (id, user.to_string(), line, limit)));
     }

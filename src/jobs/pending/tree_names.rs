@@ -49,7 +49,8 @@ impl std::fmt::Debug for TreeNames {
 impl TreeNames {
     /// The names of `tree`'s user associations, in row order.
     pub fn new(tree: &AssocTree) -> Self {
-        let mut names = Interner::default();
+        // Sized once: a tree's names are about one per user association.
+        let mut names = Interner::with_capacity(tree.len());
         let mut pair_ids = Vec::new();
         let mut keys = Vec::new();
         let mut by_user = Vec::new();
