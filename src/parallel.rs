@@ -29,7 +29,20 @@ const CHUNK: usize = 16 * 1024;
 /// straight into the new column (a zeroed column filled afterwards costs a memset per pass on
 /// reused memory). Each row is its own value, so how rayon splits the rows cannot change it.
 pub(crate) fn column<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    if n <= CHUNK { (0..n).map(f).collect() } else { (0..n).into_par_iter().with_min_len(CHUNK).map(f).collect() }
+    let mut v = Vec::new();
+    extend_column(&mut v, n, f);
+    v
+}
+
+/// [`column()`] appended to `v`, in its spare capacity when it has room (so memory reserved with
+/// care, such as a table on huge pages, is the memory filled, and its pages are first touched on
+/// every core).
+pub(crate) fn extend_column<T: Send>(v: &mut Vec<T>, n: usize, f: impl Fn(usize) -> T + Sync + Send) {
+    if n <= CHUNK {
+        v.extend((0..n).map(f));
+    } else {
+        v.par_extend((0..n).into_par_iter().with_min_len(CHUNK).map(f));
+    }
 }
 
 /// The two halves of `f(i)` for every row `i < n` in one pass, each into its own column, as

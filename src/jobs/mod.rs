@@ -2,4 +2,4 @@
 
 pub mod pending;
 
-pub use pending::{ParquetWaves, PendingFormat, PendingJobs, TreeNames};
+pub use pending::{ParquetRowGroups, PendingFormat, PendingJobs, TreeNames};

@@ -10,7 +10,7 @@ use super::tree_source::TreeSource;
 use super::{Observer, Site};
 use crate::config::{QosTable, SlurmConf};
 use crate::io::TreeFormat;
-use crate::jobs::{ParquetWaves, PendingFormat, PendingJobs, TreeNames};
+use crate::jobs::{ParquetRowGroups, PendingFormat, PendingJobs, TreeNames};
 use crate::output::parquet::{ParquetSink, jobs_batch, jobs_metadata};
 use crate::pass::{Algorithm, FairShare, Params};
 use crate::priority::flux::score_flux;
@@ -247,11 +247,11 @@ pub fn score_to_parquet(
 }
 
 /// Scores `pending` with Slurm's formula, streamed, handing `sink` the rows ([`jobs_batch`]) a
-/// slice of jobs at a time, in queue order: a Parquet queue is read a wave of row groups at a
-/// time (other formats whole) and sliced row group by row group, so the slices depend on the
-/// file alone; each slice is scored while `sink` takes the previous one.
-/// Jobs are scored independently of each other, so the slices hold the rows the whole queue
-/// would. Between waves, `observer` may interrupt.
+/// slice of jobs at a time, in queue order: a Parquet queue is read a row group at a time
+/// (other formats whole), the next while this one is scored, and sliced row group by row group,
+/// so the slices depend on the file alone; each slice is scored while `sink` takes the previous
+/// one. Jobs are scored independently of each other, so the slices hold the rows the whole
+/// queue would. Between row groups, `observer` may interrupt.
 ///
 /// # Errors
 /// The queue cannot be read, `sink` fails, or the observer interrupts.
@@ -283,64 +283,65 @@ pub(crate) fn score_slices<T: Send>(
         Some(f) => f,
         None => PendingFormat::detect(&pending.path)?,
     };
-    // Every wave's names start from the tree's, so known names keep one id throughout.
+    // Every row group's names start from the tree's, so known names keep one id throughout.
     let names = std::sync::Arc::new(TreeNames::new(tree));
-    let mut waves = match format {
-        PendingFormat::Parquet => Some(ParquetWaves::open(&pending.path, &keep)?.with_names(names.clone())),
+    let mut groups = match format {
+        PendingFormat::Parquet => Some(ParquetRowGroups::open(&pending.path, &keep)?.with_names(names.clone())),
         PendingFormat::Csv | PendingFormat::SqueueJson => None,
     };
     // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
     // still gets a batch).
     let whole = || PendingJobs::read_with(&pending.path, Some(format), &keep, &names);
+    let total = groups.as_ref().map(ParquetRowGroups::rows);
+    let mut next_group = || groups.as_mut().and_then(ParquetRowGroups::next_group);
+    // Every row group finds its jobs' associations in one index, made while the first is read.
+    let (first, associations) =
+        rayon::join(|| next_group().unwrap_or_else(|| whole()), || prio.associations(tree, fs, &names));
+    let mut chunk = Some(first?);
     let mut write = |made: Option<T>| made.map_or(Ok(()), &mut *sink);
     let mut held = None;
     let mut unknown = UnknownJobs::default();
-    let total = waves.as_ref().map(ParquetWaves::rows);
     let mut scored_jobs = 0u64;
-    // Every wave finds its jobs' associations in one index, made while the first wave is read.
-    let (first, associations) = rayon::join(
-        || match waves.as_mut().and_then(ParquetWaves::next_wave) {
-            Some(wave) => wave,
-            None => whole().map(|jobs| vec![jobs]),
-        },
-        || prio.associations(tree, fs, &names),
-    );
-    let mut wave = first?;
-    while !wave.is_empty() {
-        for jobs in &wave {
-            let queue = prio.prepare_shared(jobs, tree, fs, &names, &associations)?;
-            let mut start = 0;
-            loop {
-                let end = (start + JOBS_PER_SLICE).min(jobs.len());
-                let (written, scored) = rayon::join(
-                    || write(held.take()),
-                    || {
-                        let mut scores = Scores::default();
-                        let rows = queue.score_jobs(start..end, &mut scores);
-                        slice(scores, jobs, start..end).map(|made| (made, rows))
-                    },
-                );
-                written?;
-                let (made, rows) = scored?;
-                unknown.note(jobs, &rows);
-                held = Some(made);
-                scored_jobs += (end - start) as u64;
-                let total = total.unwrap_or(jobs.len() as u64).max(scored_jobs);
-                observer.progress("scoring the queue", scored_jobs, total, "jobs");
-                start = end;
-                if start >= jobs.len() {
-                    break;
+    while let Some(jobs) = chunk.take() {
+        // The next row group is read on one core while this one is scored and written on the
+        // others (and on that one once the read is done): no core waits for a whole wave.
+        let (scored, next) = rayon::join(
+            || -> Result<()> {
+                let queue = prio.prepare_shared(&jobs, tree, fs, &names, &associations)?;
+                let mut start = 0;
+                loop {
+                    let end = (start + JOBS_PER_SLICE).min(jobs.len());
+                    let (written, scored) = rayon::join(
+                        || write(held.take()),
+                        || {
+                            let mut scores = Scores::default();
+                            let rows = queue.score_jobs(start..end, &mut scores);
+                            slice(scores, &jobs, start..end).map(|made| (made, rows))
+                        },
+                    );
+                    written?;
+                    let (made, rows) = scored?;
+                    unknown.note(&jobs, &rows);
+                    held = Some(made);
+                    start = end;
+                    if start >= jobs.len() {
+                        return Ok(());
+                    }
                 }
-            }
-        }
+            },
+            &mut next_group,
+        );
+        scored?;
+        // Progress and interruption on the calling thread (Python's signal handlers run there
+        // only), once per row group.
+        scored_jobs += jobs.len() as u64;
+        observer.progress("scoring the queue", scored_jobs, total.unwrap_or(scored_jobs).max(scored_jobs), "jobs");
         if observer.interrupted() {
             return Err(Error::Interrupted("scoring the queue"));
         }
-        // The next wave is read while this one's last slice is taken.
-        let (written, next) = rayon::join(|| write(held.take()), || waves.as_mut().and_then(ParquetWaves::next_wave));
-        written?;
-        wave = next.transpose()?.unwrap_or_default();
+        chunk = next.transpose()?;
     }
+    write(held.take())?;
     unknown.warn(observer);
     Ok(())
 }

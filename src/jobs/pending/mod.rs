@@ -24,7 +24,7 @@ mod tree_names;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use self::parquet::ParquetWaves;
+pub use self::parquet::ParquetRowGroups;
 pub use self::queue::{DEFAULT_URGENCY, NO_VAL, PendingFormat, PendingJobs};
 pub use self::tree_names::TreeNames;
 pub(crate) use self::tree_names::user_associations;
@@ -92,12 +92,12 @@ impl PendingJobs {
         let text_rows = || crate::memory::file_size(path) / 80;
         match format {
             PendingFormat::Parquet => {
-                let mut waves = ParquetWaves::open(path, keep)?;
+                let mut groups = ParquetRowGroups::open(path, keep)?;
                 if let Some(t) = tree_names {
-                    waves = waves.with_names(t.clone());
+                    groups = groups.with_names(t.clone());
                 }
-                fits(waves.rows())?;
-                jobs.read_parquet(waves)?;
+                fits(groups.rows())?;
+                jobs.read_parquet(groups)?;
             }
             PendingFormat::Csv => {
                 fits(text_rows())?;

@@ -23,15 +23,15 @@ use crate::io::read::parquet_columns::{Bad, STRICT, Text, holds_text, numbers, s
 use crate::io::read::row_groups::{first_rows, group_reader, guarded, open_checked};
 
 impl PendingJobs {
-    /// Reads every row group of `waves`, a wave at a time.
+    /// Reads every row group of `groups`, a wave of one per thread at a time.
     ///
     /// # Errors
     /// A missing column or a bad value, naming the first bad row of the file.
-    pub(super) fn read_parquet(&mut self, mut waves: ParquetWaves) -> Result<()> {
-        self.reserve(waves.rows() as usize);
+    pub(super) fn read_parquet(&mut self, mut groups: ParquetRowGroups) -> Result<()> {
+        self.reserve(groups.rows() as usize);
         // Each row group's chunk has its own name ids; appended in file order, names get the ids a
         // sequential read gives them and the first bad row in the file is the one reported.
-        while let Some(chunks) = waves.next_chunks() {
+        while let Some(chunks) = groups.next_wave() {
             for chunk in chunks {
                 self.append(chunk?);
             }
@@ -266,21 +266,19 @@ impl PendingJobs {
     }
 }
 
-/// A Parquet queue read a wave of row groups at a time, one row group per thread, for commands
-/// that handle each job on its own and need not hold the whole queue (`score`).
+/// A Parquet queue read a row group at a time, for commands that handle each job on its own and
+/// need not hold the whole queue (`score`).
 ///
 /// # Example
 /// ```no_run
-/// use fairshare::jobs::ParquetWaves;
-/// let mut waves = ParquetWaves::open("pending.parquet".as_ref(), &[])?;
-/// while let Some(wave) = waves.next_wave() {
-///     for jobs in wave? {
-///         println!("{} jobs", jobs.len());
-///     }
+/// use fairshare::jobs::ParquetRowGroups;
+/// let mut groups = ParquetRowGroups::open("pending.parquet".as_ref(), &[])?;
+/// while let Some(jobs) = groups.next_group() {
+///     println!("{} jobs", jobs?.len());
 /// }
 /// # Ok::<(), fairshare::Error>(())
 /// ```
-pub struct ParquetWaves {
+pub struct ParquetRowGroups {
     path: PathBuf,
     metadata: ArrowReaderMetadata,
     first_row: Vec<u64>,
@@ -290,7 +288,7 @@ pub struct ParquetWaves {
     next: usize,
 }
 
-impl ParquetWaves {
+impl ParquetRowGroups {
     /// Reads the footer of `path`; the jobs will keep the counts of the TRES in `keep`.
     ///
     /// # Errors
@@ -326,7 +324,14 @@ impl ParquetWaves {
             let metadata =
                 ArrowReaderMetadata::try_new(plain.metadata().clone(), options).map_err(|e| Error::format(path, e))?;
             let first_row = first_rows(&metadata);
-            Ok(ParquetWaves { path: path.to_path_buf(), metadata, first_row, tres: keep.to_vec(), tree: None, next: 0 })
+            Ok(ParquetRowGroups {
+                path: path.to_path_buf(),
+                metadata,
+                first_row,
+                tres: keep.to_vec(),
+                tree: None,
+                next: 0,
+            })
         })
     }
 
@@ -334,7 +339,7 @@ impl ParquetWaves {
     /// against, as [`PendingJobs::read_with`] reads them.
     #[must_use]
     pub fn with_names(self, names: Arc<TreeNames>) -> Self {
-        ParquetWaves { tree: Some(names), ..self }
+        ParquetRowGroups { tree: Some(names), ..self }
     }
 
     /// Jobs in the file.
@@ -342,19 +347,21 @@ impl ParquetWaves {
         self.metadata.metadata().file_metadata().num_rows().max(0) as u64
     }
 
-    /// The next wave's row groups (one per thread), each its own queue, in file order; `None`
-    /// past the last. They are not joined: a join copied every job again on one thread, and the
-    /// row groups alone, not the thread count, then decide how a streamed queue is sliced.
+    /// The next row group's jobs, read on the calling thread; `None` past the last.
     ///
     /// # Errors
-    /// A missing column or a bad value, naming the row; the first bad row of the wave is the one
-    /// named.
-    pub fn next_wave(&mut self) -> Option<Result<Vec<PendingJobs>>> {
-        Some(self.next_chunks()?.into_iter().collect())
+    /// A missing column or a bad value, naming the row.
+    pub fn next_group(&mut self) -> Option<Result<PendingJobs>> {
+        let g = self.next;
+        (g < self.metadata.metadata().num_row_groups()).then(|| {
+            self.next += 1;
+            guarded(&self.path, || self.read_group(g))
+        })
     }
 
-    /// The next wave's row groups, decoded across the threads, one queue each in file order.
-    fn next_chunks(&mut self) -> Option<Vec<Result<PendingJobs>>> {
+    /// The next wave's row groups (one per thread), decoded across the threads, one queue each
+    /// in file order.
+    fn next_wave(&mut self) -> Option<Vec<Result<PendingJobs>>> {
         let groups = self.metadata.metadata().row_groups();
         if self.next >= groups.len() {
             return None;
@@ -618,27 +625,17 @@ mod tests {
     }
 
     #[test]
-    fn waves_give_their_row_groups_in_file_order() {
+    fn row_groups_come_one_by_one_in_file_order() {
         let (_dir, path) = write(&queue(Arc::new(Int64Array::from(vec![1, 2, 3])), cpus()), 1);
-        let mut waves = ParquetWaves::open(&path, &keep()).unwrap();
-        assert_eq!(waves.rows(), 3);
+        let mut groups = ParquetRowGroups::open(&path, &keep()).unwrap();
+        assert_eq!(groups.rows(), 3);
         let mut seen = Vec::new();
-        let mut groups = 0;
-        while let Some(wave) = waves.next_wave() {
-            for jobs in wave.unwrap() {
-                groups += 1;
-                for j in 0..jobs.len() {
-                    seen.push((
-                        jobs.job_id[j],
-                        jobs.names.name(jobs.user[j]).to_string(),
-                        jobs.line[j],
-                        jobs.time_limit[j],
-                    ));
-                }
-            }
+        while let Some(jobs) = groups.next_group() {
+            let jobs = jobs.unwrap();
+            // One row per row group.
+            assert_eq!(jobs.len(), 1);
+            seen.push((jobs.job_id[0], jobs.names.name(jobs.user[0]).to_string(), jobs.line[0], jobs.time_limit[0]));
         }
-        // One row per row group: three queues, whatever the thread count.
-        assert_eq!(groups, 3);
         let want = [(7, "alice", 1, 1), (8, "bob", 2, 2), (9, "alice", 3, 3)];
         assert_eq!(seen, want.map(|(id, user, line, limit)| (id, user.to_string(), line, limit)));
     }
