@@ -296,7 +296,7 @@ pub(crate) fn score_slices<T: Send>(
     let mut next_group = || groups.as_mut().and_then(ParquetRowGroups::next_group);
     // Every row group finds its jobs' associations in one index, made while the first is read.
     let (first, associations) =
-        rayon::join(|| next_group().unwrap_or_else(|| whole()), || prio.associations(tree, fs, &names));
+        rayon::join(|| next_group().unwrap_or_else(whole), || prio.associations(tree, fs, &names));
     let mut chunk = Some(first?);
     let mut write = |made: Option<T>| made.map_or(Ok(()), &mut *sink);
     let mut held = None;
