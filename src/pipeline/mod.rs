@@ -255,15 +255,23 @@ impl Site {
             },
             observer,
         );
-        let (tree, fair_share) = fair_share_after_charge(input, charge.as_ref(), &self.params)?;
+        // The inputs' identities (a read of every byte, mostly on the kernel's side) are taken
+        // beside the fair-share.
+        let (fair_share, inputs) = rayon::join(
+            || fair_share_after_charge(input, charge.as_ref(), &self.params),
+            || match describe_inputs {
+                true => {
+                    let files: Vec<(&str, &std::path::Path)> =
+                        self.files.iter().map(|(r, p)| (*r, p.as_path())).collect();
+                    self::describe_inputs(&files)
+                }
+                false => Ok(Vec::new()),
+            },
+        );
+        let (tree, fair_share) = fair_share?;
         let what = || format!("{} associations, {} ({})", tree.len(), self.params.algorithm.name(), self.tree.source());
         stages.finish("fairshare", what, observer);
-        let inputs = if describe_inputs {
-            let files: Vec<(&str, &std::path::Path)> = self.files.iter().map(|(r, p)| (*r, p.as_path())).collect();
-            self::describe_inputs(&files)?
-        } else {
-            Vec::new()
-        };
+        let inputs = inputs?;
         Ok(Run {
             source: self.name.clone(),
             tree,
@@ -303,7 +311,7 @@ pub fn fair_share_after_charge(
         let result = fs::compute(&tree, params)?;
         return Ok((tree, result));
     };
-    let by_id: std::collections::HashMap<u64, f64> =
+    let by_id: rustc_hash::FxHashMap<u64, f64> =
         input.records.iter().zip(start).filter(|(r, _)| r.user.is_some()).map(|(r, &u)| (r.id, u)).collect();
     let tree = AssocTree::build(input)?;
     let by_row: Vec<f64> = tree.ids().iter().map(|id| by_id.get(id).copied().unwrap_or(0.0)).collect();

@@ -953,17 +953,23 @@ impl PartialUsage {
             if let Some(row) = saturated(input, &usage, &up) {
                 return Err(too_large(input, row, path));
             }
-            Ok(usage.iter().map(ExactSum::to_f64).collect())
+            Ok(crate::parallel::column(usage.len(), |i| usage[i].to_f64()))
         };
-        let usage = sum_up(self.sums)?;
-        let pass_start = self.pass_start.map(sum_up).transpose()?;
+        // Three sweeps of one tree, each on its own core.
+        let ((usage, pass_start), tres) = rayon::join(
+            || rayon::join(|| sum_up(self.sums), || self.pass_start.map(sum_up).transpose()),
+            || {
+                // Without limits slurmctld keeps no per-TRES usage, but still prints its TRES.
+                self.tres.map(|t| {
+                    if t.is_kept() { tres_of_records(input, &up, &t) } else { AssocTres::untracked(t.names().to_vec()) }
+                })
+            },
+        );
+        let (usage, pass_start) = (usage?, pass_start?);
         for (r, u) in input.records.iter_mut().zip(usage) {
             r.usage = u;
         }
-        // Without limits slurmctld keeps no per-TRES usage, but still prints its TRES.
-        input.tres = self.tres.map(|t| {
-            if t.is_kept() { tres_of_records(input, &up, &t) } else { AssocTres::untracked(t.names().to_vec()) }
-        });
+        input.tres = tres;
         Ok(ChargeReport { pass_start, ..self.report })
     }
 }
@@ -1005,15 +1011,29 @@ impl Upward {
     /// Adds every user's value in `values` (one per record) into each account above it, as
     /// Slurm's accounts hold the usage of the users below them.
     fn add_users_up<T: Clone + Default>(&self, input: &TreeInput, values: &mut [T], add: impl Fn(&mut T, &T)) {
+        self.add_users_up_by(input, 1, values, add);
+    }
+
+    /// [`Self::add_users_up`] for `width` values per record (record `r`'s at `r * width..`), in
+    /// one sweep: the per-TRES sums of a record share its cache lines.
+    fn add_users_up_by<T: Clone + Default>(
+        &self,
+        input: &TreeInput,
+        width: usize,
+        values: &mut [T],
+        add: impl Fn(&mut T, &T),
+    ) {
+        let row = |r: usize| r * width..(r + 1) * width;
         // Per record, the sum of the users below it.
         let mut below = vec![T::default(); values.len()];
+        let mut carried = vec![T::default(); width];
         for &r in &self.order {
             let Some(p) = self.parent[r] else { continue };
-            let mut carried = below[r].clone();
+            carried.clone_from_slice(&below[row(r)]);
             if input.records[r].is_user() {
-                add(&mut carried, &values[r]);
+                carried.iter_mut().zip(&values[row(r)]).for_each(|(c, v)| add(c, v));
             }
-            add(&mut below[p], &carried);
+            below[row(p)].iter_mut().zip(&carried).for_each(|(b, c)| add(b, c));
         }
         for (v, b) in values.iter_mut().zip(&below) {
             add(v, b);
@@ -1033,16 +1053,12 @@ fn tres_of_records(input: &TreeInput, up: &Upward, sums: &TresSums) -> AssocTres
     let n = input.records.len();
     let k = sums.names().len();
     let (mut usage, mut run_secs) = sums.dense(n);
-    for t in 0..k {
-        let mut u: Vec<ExactSum> = (0..n).map(|i| usage[i * k + t]).collect();
-        let mut r: Vec<u64> = (0..n).map(|i| run_secs[i * k + t]).collect();
-        up.add_users_up(input, &mut u, |a, b| a.merge(b));
-        up.add_users_up(input, &mut r, |a, b| *a = a.saturating_add(*b));
-        for i in 0..n {
-            (usage[i * k + t], run_secs[i * k + t]) = (u[i], r[i]);
-        }
-    }
-    AssocTres { names: sums.names().to_vec(), usage_raw: usage.iter().map(ExactSum::to_f64).collect(), run_secs }
+    rayon::join(
+        || up.add_users_up_by(input, k, &mut usage, |a, b| a.merge(b)),
+        || up.add_users_up_by(input, k, &mut run_secs, |a, b| *a = a.saturating_add(*b)),
+    );
+    let usage_raw = crate::parallel::column(usage.len(), |i| usage[i].to_f64());
+    AssocTres { names: sums.names().to_vec(), usage_raw, run_secs }
 }
 
 /// The user rows of a flux tree that repeat an association of an earlier row (a bank that a
