@@ -663,12 +663,12 @@ fn score_streams_a_queue_longer_than_a_slice() {
     assert_eq!(written.columns(), expected.columns());
 }
 
-/// `score` reads a Parquet queue a wave of row groups at a time: with one thread and row groups of
-/// 8 jobs, the seed site's 120 jobs take fifteen waves. The file holds the rows of scoring the same
-/// queue as CSV (read whole), jobs without an association are counted over all waves, and a bad
-/// partition in a late wave names its row and leaves no output.
+/// `score` reads a Parquet queue a row group at a time: with row groups of 8 jobs, the seed site's
+/// 120 jobs take fifteen. The file holds the rows of scoring the same queue as CSV (read whole),
+/// byte for byte the same file on any number of threads; jobs without an association are counted
+/// over all row groups, and a bad partition in a late row group names its row and leaves no output.
 #[test]
-fn score_reads_a_parquet_queue_a_wave_at_a_time() {
+fn score_reads_a_parquet_queue_a_row_group_at_a_time() {
     use std::sync::Arc;
 
     use arrow::array::{ArrayRef, StringArray};
@@ -700,12 +700,12 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
         write_row_groups(&path, &batch, 8);
         path
     };
-    let score = |pending: &Path, out: &Path| {
+    let score_on = |threads: &str, pending: &Path, out: &Path| {
         let s = |p: &Path| p.to_str().unwrap().to_owned();
         fairshare([
             "score".into(),
             "--threads".into(),
-            "1".into(),
+            threads.into(),
             "--tree".into(),
             s(&site.join("tree.csv")),
             "--slurm-conf".into(),
@@ -720,8 +720,9 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
             s(out),
         ])
     };
+    let score = |pending: &Path, out: &Path| score_on("1", pending, out);
 
-    // Two jobs in different waves belong to no association.
+    // Two jobs in different row groups belong to no association.
     let strangers = |i: usize, row: &mut Vec<String>| {
         if i == 40 || i == 100 {
             row[user] = format!("stranger{i}");
@@ -739,6 +740,12 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
     let (pq, csv) = (read_batch(&from_pq), read_batch(&from_csv));
     assert!(pq.num_rows() >= jobs.len());
     assert_eq!(pq.columns(), csv.columns());
+    for threads in ["2", "3"] {
+        let other = dir.path().join(format!("pq-{threads}.parquet"));
+        stdout_of(&score_on(threads, &queue, &other));
+        let same = std::fs::read(&other).unwrap() == std::fs::read(&from_pq).unwrap();
+        assert!(same, "--threads {threads} wrote other bytes than --threads 1");
+    }
 
     let bad = write_queue("bad", &|i, row| {
         if i == 119 {
@@ -749,5 +756,5 @@ fn score_reads_a_parquet_queue_a_wave_at_a_time() {
     let run = score(&bad, &out);
     let e = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success() && e.contains("bad.parquet:120: row 120: partition \"nowhere\""), "{e}");
-    assert!(!out.exists(), "no output after an error in a later wave");
+    assert!(!out.exists(), "no output after an error in a later row group");
 }
