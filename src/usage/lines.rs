@@ -8,8 +8,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::JobSink;
 use super::charge::{ChargeContext, UsageCharger};
+use super::{JobRef, JobSink};
 use crate::error::{Error, Result};
 use crate::io::read::fields::trim_field;
 use crate::io::read::source::{self, Input, MAX_LINE_BYTES};
@@ -202,9 +202,78 @@ pub(crate) fn charge_lines<'c, 'a, P: LineParser>(
         |done| size.unwrap_or(done),
         |(block, first), charger| {
             let mut scratch = P::Scratch::default();
-            parse_block(path, parser, &block, first, &mut scratch, &mut |job| charger.charge(job, path))
+            let mut batch = Batch::default();
+            let parsed = parse_block(path, parser, &block, first, &mut scratch, &mut |job| {
+                batch.push(job);
+                if batch.jobs.len() < BATCH { Ok(()) } else { batch.charge(ctx, charger, path) }
+            });
+            // The records before a bad line are charged first, so that an error of theirs is the
+            // one reported, as when each record was charged as it was parsed.
+            batch.charge(ctx, charger, path)?;
+            parsed
         },
     )
+}
+
+/// Records kept per [`Batch`].
+const BATCH: usize = 256;
+
+/// Parsed records kept until a batch of them is charged: their associations are then looked up
+/// in one [`ChargeContext::find_batch`], so that the lookups' misses to memory overlap. One record
+/// at a time, each lookup waited for the last: a quarter of the samples of a `sacct -P` charge at
+/// 10^6 associations. A record's text is copied into `text` (the parser's own buffers are reused
+/// from line to line).
+#[derive(Default)]
+struct Batch {
+    text: String,
+    jobs: Vec<KeptJob>,
+    rows: Vec<u32>,
+}
+
+/// A [`JobRef`] whose text lives in its [`Batch`]: user, account, partition, QOS and TRES, in
+/// that order, end to end, ending at `ends`.
+struct KeptJob {
+    job: JobRef<'static>,
+    ends: [usize; 5],
+}
+
+impl Batch {
+    fn push(&mut self, job: &JobRef<'_>) {
+        let mut ends = [0; 5];
+        for (end, field) in ends.iter_mut().zip([job.user, job.account, job.partition, job.qos, job.tres_alloc]) {
+            self.text.push_str(field);
+            *end = self.text.len();
+        }
+        let job = JobRef { user: "", account: "", partition: "", qos: "", tres_alloc: "", ..*job };
+        self.jobs.push(KeptJob { job, ends });
+    }
+
+    /// Record `k` as it was pushed.
+    fn job(&self, k: usize) -> JobRef<'_> {
+        let KeptJob { job, ends } = &self.jobs[k];
+        let start = self.jobs.get(k.wrapping_sub(1)).map_or(0, |j| j.ends[4]);
+        let field = |i: usize| &self.text[if i == 0 { start } else { ends[i - 1] }..ends[i]];
+        JobRef { user: field(0), account: field(1), partition: field(2), qos: field(3), tres_alloc: field(4), ..*job }
+    }
+
+    /// Charges the records kept, in order, and empties the batch (whatever the outcome).
+    fn charge(&mut self, ctx: &ChargeContext<'_>, charger: &mut UsageCharger<'_, '_>, path: &Path) -> Result<()> {
+        self.rows.clear();
+        let mut rows = std::mem::take(&mut self.rows);
+        ctx.find_batch(
+            self.jobs.len(),
+            |k| {
+                let j = self.job(k);
+                (j.user, j.account, j.partition)
+            },
+            &mut rows,
+        );
+        let charged = (0..self.jobs.len()).try_for_each(|k| charger.charge_at(&self.job(k), path, rows[k], None));
+        self.rows = rows;
+        self.text.clear();
+        self.jobs.clear();
+        charged
+    }
 }
 
 #[cfg(test)]

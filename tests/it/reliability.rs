@@ -397,6 +397,8 @@ fn slurm_conf_rejects_bad_input() {
 fn sacct_text_rejects_bad_input() {
     const H: &str = "JobID|User|Account|Partition|Start|End|AllocTRES\n";
     const J: &str = "1|u|a|p|2026-01-01T00:00:00|2026-01-01T01:00:00|cpu=1\n";
+    const BOGUS: &str = "2|u|a|p|2026-01-01T00:00:00|2026-01-01T01:00:00|cpu=1,bogus=4\n";
+    const NOT_AN_ID: &str = "x|u|a|p|2026-01-01T00:00:00||cpu=1\n";
     let rows = |rest: &str| format!("{H}{J}{rest}");
     let job = |tres: &str| rows(&format!("2|u|a|p|2026-01-01T00:00:00|2026-01-01T01:00:00|{tres}\n"));
     check(Reader {
@@ -449,6 +451,15 @@ fn sacct_text_rejects_bad_input() {
             err("bad.sacct", job("mem=4Q"), "bad.sacct:3: ", "unknown unit 'Q'"),
             err("bad.sacct", job("cpu=99999999999999999999"), "bad.sacct:3: ", "count too large"),
             err("bad.sacct", "User|Account\n", "bad.sacct:1: ", "missing column \"JobID\""),
+            // Records are charged a batch at a time: a record's error still comes before a later
+            // line's, within the first batch or past it.
+            err("bad.sacct", rows(&format!("{BOGUS}{NOT_AN_ID}")), "bad.sacct:3: ", "\"bogus\" is not a TRES"),
+            err(
+                "bad.sacct",
+                rows(&format!("{}{BOGUS}{NOT_AN_ID}", J.repeat(300))),
+                "bad.sacct:303: ",
+                "\"bogus\" is not a TRES",
+            ),
             // A job of an association the tree lacks charges nothing (as slurmdbd drops it).
             warn("bad.sacct", job("cpu=1").replace("2|u|a|", "2|u|zz|"), "bad.sacct", "match no association"),
         ],
