@@ -251,7 +251,7 @@ pub fn score_to_parquet(
 /// (other formats whole), the next while this one is scored, and sliced row group by row group,
 /// so the slices depend on the file alone; each slice is scored while `sink` takes the previous
 /// one. Jobs are scored independently of each other, so the slices hold the rows the whole
-/// queue would. Between row groups, `observer` may interrupt.
+/// queue would. Between slices, `observer` may interrupt.
 ///
 /// # Errors
 /// The queue cannot be read, `sink` fails, or the observer interrupts.
@@ -303,42 +303,40 @@ pub(crate) fn score_slices<T: Send>(
     let mut unknown = UnknownJobs::default();
     let mut scored_jobs = 0u64;
     while let Some(jobs) = chunk.take() {
+        let mut next = None;
         // The next row group is read on one core while this one is scored and written on the
-        // others (and on that one once the read is done): no core waits for a whole wave.
-        let (scored, next) = rayon::join(
-            || -> Result<()> {
-                let queue = prio.prepare_shared(&jobs, tree, fs, &names, &associations)?;
-                let mut start = 0;
-                loop {
-                    let end = (start + JOBS_PER_SLICE).min(jobs.len());
-                    let (written, scored) = rayon::join(
-                        || write(held.take()),
-                        || {
-                            let mut scores = Scores::default();
-                            let rows = queue.score_jobs(start..end, &mut scores);
-                            slice(scores, &jobs, start..end).map(|made| (made, rows))
-                        },
-                    );
-                    written?;
-                    let (made, rows) = scored?;
-                    unknown.note(&jobs, &rows);
-                    held = Some(made);
-                    start = end;
-                    if start >= jobs.len() {
-                        return Ok(());
-                    }
+        // others (and on that one once the read is done); progress and interruption are asked
+        // here, on the calling thread (Python runs its signal handlers there only).
+        rayon::in_place_scope(|s| -> Result<()> {
+            s.spawn(|_| next = next_group());
+            let queue = prio.prepare_shared(&jobs, tree, fs, &names, &associations)?;
+            let mut start = 0;
+            loop {
+                let end = (start + JOBS_PER_SLICE).min(jobs.len());
+                let (written, scored) = rayon::join(
+                    || write(held.take()),
+                    || {
+                        let mut scores = Scores::default();
+                        let rows = queue.score_jobs(start..end, &mut scores);
+                        slice(scores, &jobs, start..end).map(|made| (made, rows))
+                    },
+                );
+                written?;
+                let (made, rows) = scored?;
+                unknown.note(&jobs, &rows);
+                held = Some(made);
+                scored_jobs += (end - start) as u64;
+                let total = total.unwrap_or(jobs.len() as u64).max(scored_jobs);
+                observer.progress("scoring the queue", scored_jobs, total, "jobs");
+                start = end;
+                if start >= jobs.len() {
+                    return Ok(());
                 }
-            },
-            &mut next_group,
-        );
-        scored?;
-        // Progress and interruption on the calling thread (Python's signal handlers run there
-        // only), once per row group.
-        scored_jobs += jobs.len() as u64;
-        observer.progress("scoring the queue", scored_jobs, total.unwrap_or(scored_jobs).max(scored_jobs), "jobs");
-        if observer.interrupted() {
-            return Err(Error::Interrupted("scoring the queue"));
-        }
+                if observer.interrupted() {
+                    return Err(Error::Interrupted("scoring the queue"));
+                }
+            }
+        })?;
         chunk = next.transpose()?;
     }
     write(held.take())?;
