@@ -8,7 +8,7 @@ arrays through the Arrow C stream interface, without copying the columns;
 QOS) are one Arrow type in every table, ``string_view`` (polars' ``String``), so any two results
 join without a cast.
 Computations run with the GIL released, and Ctrl-C stops a long charge between two row groups
-or blocks of records, and a score between two row groups of the queue. A refused input raises
+or blocks of records, and a score between two slices of the queue. A refused input raises
 :class:`FairshareError` with the command line's message (file, line, problem).
 
 Options
