@@ -152,7 +152,8 @@ impl<'a> SlurmPriority<'a> {
     /// [`Self::prepare`] for a queue read against `names`, the names of `tree`
     /// ([`PendingJobs::read_with`]): the associations are indexed by the ids `names` gave them,
     /// without a lookup per association (at 10^6 associations, most of the cost of preparing
-    /// each row group of a streamed queue). Jobs read otherwise are indexed as [`Self::prepare`] does.
+    /// each row group of a streamed queue). Jobs read otherwise are indexed as [`Self::prepare`]
+    /// does.
     ///
     /// # Errors
     /// As [`Self::prepare`].

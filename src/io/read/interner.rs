@@ -75,15 +75,14 @@ impl Interner {
         if let Some(id) = self.base.as_ref().and_then(|b| b.get(name)) {
             return id;
         }
-        let base = self.base_len();
-        let hash = FixedState::default().hash_one(name);
-        let Interner { ids, text, ends, .. } = self;
-        let local = |i: u32| -> &str { local_name(text, ends, i) };
-        if let Some(&id) = ids.find(hash, |&id| local(id - base) == name) {
+        let hash = name_hash(name);
+        if let Some(id) = self.find_local(hash, name) {
             return id;
         }
+        let base = self.base_len();
+        let Interner { ids, text, ends, .. } = self;
         let id = base + ends.len() as u32;
-        ids.insert_unique(hash, id, |&id| FixedState::default().hash_one(local_name(text, ends, id - base)));
+        ids.insert_unique(hash, id, |&id| name_hash(local_name(text, ends, id - base)));
         text.push_str(name);
         ends.push(text.len());
         id
@@ -91,11 +90,13 @@ impl Interner {
 
     /// The id of `name`, if known.
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.base.as_ref().and_then(|b| b.get(name)).or_else(|| {
-            let base = self.base_len();
-            let hash = FixedState::default().hash_one(name);
-            self.ids.find(hash, |&id| self.local(id - base) == name).copied()
-        })
+        self.base.as_ref().and_then(|b| b.get(name)).or_else(|| self.find_local(name_hash(name), name))
+    }
+
+    /// The id of `name` (hashing to `hash`) among the names added here.
+    fn find_local(&self, hash: u64, name: &str) -> Option<u32> {
+        let base = self.base_len();
+        self.ids.find(hash, |&id| self.local(id - base) == name).copied()
     }
 
     /// The name of `id`.
@@ -128,6 +129,11 @@ impl Interner {
         let shared = if self.same_base(other) { other.base_len() } else { 0 };
         (0..other.len() as u32).map(|i| if i < shared { i } else { self.intern(other.name(i)) }).collect()
     }
+}
+
+/// The one hashing of a name, fixed-seeded: the same table on every run.
+fn name_hash(name: &str) -> u64 {
+    FixedState::default().hash_one(name)
 }
 
 /// The `i`-th of the names stored end to end in `text`, ending at `ends`.

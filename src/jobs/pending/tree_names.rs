@@ -3,9 +3,10 @@
 //! At 10^6 associations a 10^7-job queue names 9·10^5 users. Interned row by row, every user and
 //! account name was a lookup missing the caches three times (the table's control bytes, its
 //! bucket, the name's bytes), and preparing each part of the queue for scoring looked every
-//! association's names up again. Against a [`TreeNames`], a job's (user, account) is found with one lookup in
-//! the prefetching pair table of charging ([`PairIndex`]), which hands back both ids; the names
-//! keep one id across row groups, and the associations are indexed by those ids once.
+//! association's names up again. Against a [`TreeNames`], a job's (user, account) is found with
+//! one lookup in the prefetching pair table of charging ([`PairIndex`]), which hands back both
+//! ids; the names keep one id across row groups, and the associations are indexed by those ids
+//! once.
 
 use std::sync::Arc;
 
