@@ -159,7 +159,11 @@ impl PairIndex {
     /// The entry of (user, account), whose hash is `hash`, or the free entry where it would go:
     /// probing from its home. (A key of [`FREE`] bytes cannot be: names are far shorter.)
     fn probe(&self, hash: u64, user: &str, account: &str) -> Result<usize, usize> {
-        let mut e = self.home(hash);
+        self.probe_from(self.home(hash), user, account)
+    }
+
+    /// [`PairIndex::probe`] from entry `e` on.
+    fn probe_from(&self, mut e: usize, user: &str, account: &str) -> Result<usize, usize> {
         loop {
             let entry = &self.entries[e];
             if entry.len == FREE {
@@ -168,40 +172,66 @@ impl PairIndex {
             if self.is(entry, user, account) {
                 return Ok(e);
             }
-            e = if e + 1 == self.entries.len() { 0 } else { e + 1 };
+            e = self.next(e);
         }
     }
 
-    /// The association of the record (user, account, partition) whose pair hashes to `hash`, or
+    /// The entry after `e`, wrapping.
+    fn next(&self, e: usize) -> usize {
+        if e + 1 == self.entries.len() { 0 } else { e + 1 }
+    }
+
+    /// The association of the record (user, account, partition) in entry `e` or past it, or
     /// [`NONE`].
-    fn find_hashed(&self, hash: u64, user: &str, account: &str, partition: &str) -> u32 {
-        self.probe(hash, user, account).map_or(NONE, |e| self.in_partition(&self.entries[e], partition))
+    fn find_from(&self, e: usize, user: &str, account: &str, partition: &str) -> u32 {
+        self.probe_from(e, user, account).map_or(NONE, |e| self.in_partition(&self.entries[e], partition))
     }
 
     /// The association of one record, or [`NONE`].
     pub(crate) fn find(&self, user: &str, account: &str, partition: &str) -> u32 {
-        self.find_hashed(pair_hash(user.as_bytes(), account.as_bytes()), user, account, partition)
+        self.find_from(self.home(pair_hash(user.as_bytes(), account.as_bytes())), user, account, partition)
     }
 
     /// The association of each of `n` records, `key(i)` giving record `i`'s (user, account,
     /// partition), or [`NONE`]: appended to `out`, the same as [`PairIndex::find`] of each.
+    ///
+    /// A block of records is hashed and each one's home prefetched; the homes are then read, and
+    /// a record whose home holds another pair (about a third of them, the table being half full)
+    /// has its next entry prefetched and is probed on after the others. Probed on at once, that
+    /// entry was a miss nobody overlapped: `perf` put half the lookup's samples on it.
     pub(crate) fn find_batch<'k>(
         &self,
         n: usize,
         key: impl Fn(usize) -> (&'k str, &'k str, &'k str),
         out: &mut Vec<u32>,
     ) {
-        let mut hashes = [0u64; BLOCK];
+        let mut homes = [0usize; BLOCK];
+        let mut further: Vec<(usize, usize)> = Vec::with_capacity(BLOCK);
         for start in (0..n).step_by(BLOCK) {
             let block = BLOCK.min(n - start);
-            for (j, h) in hashes[..block].iter_mut().enumerate() {
+            for (j, home) in homes[..block].iter_mut().enumerate() {
                 let (user, account, _) = key(start + j);
-                *h = pair_hash(user.as_bytes(), account.as_bytes());
-                prefetch(&self.entries[self.home(*h)]);
+                *home = self.home(pair_hash(user.as_bytes(), account.as_bytes()));
+                prefetch(&self.entries[*home]);
             }
-            for (j, &h) in hashes[..block].iter().enumerate() {
+            let first = out.len();
+            for (j, &home) in homes[..block].iter().enumerate() {
                 let (user, account, partition) = key(start + j);
-                out.push(self.find_hashed(h, user, account, partition));
+                let entry = &self.entries[home];
+                out.push(if entry.len == FREE {
+                    NONE
+                } else if self.is(entry, user, account) {
+                    self.in_partition(entry, partition)
+                } else {
+                    let next = self.next(home);
+                    prefetch(&self.entries[next]);
+                    further.push((j, next));
+                    NONE
+                });
+            }
+            for (j, e) in further.drain(..) {
+                let (user, account, partition) = key(start + j);
+                out[first + j] = self.find_from(e, user, account, partition);
             }
         }
     }
