@@ -12,9 +12,10 @@
 //! - a replaced output keeps its permissions; a new one follows the umask.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::direct::DirectWriter;
 use crate::error::{Error, Result};
 
 /// The manifest of a directory output: its kind on the first line, then every file the engine
@@ -52,35 +53,13 @@ impl DirKind {
 }
 
 /// A file being written under a temporary name; [`AtomicFile::commit`] moves it into place.
-/// Dropping it without a successful commit removes the temporary file.
+/// Dropping it without a successful commit removes the temporary file. A large file is written
+/// past the page cache where the file system allows it ([`DirectWriter`]).
 pub struct AtomicFile {
     target: PathBuf,
     temp: PathBuf,
-    file: Option<BufWriter<File>>,
-    /// Bytes written since the kernel was last asked to start writing them out.
-    unsent: usize,
+    file: Option<DirectWriter>,
     committed: bool,
-}
-
-/// Bytes after which [`AtomicFile`] asks the kernel to start writing its pages to disk.
-const WRITEBACK_STEP: usize = 64 << 20;
-
-/// Starts writing `file`'s dirty pages to disk without waiting for them, so the sync of
-/// [`AtomicFile::commit`] finds most of a large file written already: left to the kernel, the
-/// pages of a 1.5 GB sprio.txt waited for that sync (2.3 s on this project's VM) after the CPU
-/// work was done, instead of going to disk beside it. A hint: nothing happens where the call
-/// does not exist.
-fn start_writeback(file: &File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a valid open descriptor, the whole file as the range; the call reads no memory.
-        unsafe {
-            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
 }
 
 impl AtomicFile {
@@ -103,22 +82,16 @@ impl AtomicFile {
         if let Some(meta) = previous {
             file.set_permissions(meta.permissions()).map_err(|e| Error::io(&temp, e))?;
         }
-        Ok(AtomicFile {
-            target: target.to_path_buf(),
-            temp,
-            file: Some(BufWriter::new(file)),
-            unsent: 0,
-            committed: false,
-        })
+        Ok(AtomicFile { target: target.to_path_buf(), temp, file: Some(DirectWriter::new(file)), committed: false })
     }
 
-    /// Flushes, syncs and renames the file into place.
+    /// Writes what is left, syncs and renames the file into place.
     ///
     /// # Errors
     /// Any I/O error; the target is then untouched and the temporary file removed.
     pub fn commit(mut self) -> Result<()> {
         let writer = self.file.take().expect("file is present until commit");
-        let file = writer.into_inner().map_err(|e| Error::io(&self.target, e.into_error()))?;
+        let file = writer.finish().map_err(|e| Error::io(&self.target, e))?;
         file.sync_all().map_err(|e| Error::io(&self.target, e))?;
         std::fs::rename(&self.temp, &self.target).map_err(|e| Error::io(&self.target, e))?;
         self.committed = true;
@@ -128,14 +101,7 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let file = self.file.as_mut().expect("file is present until commit");
-        let n = file.write(buf)?;
-        self.unsent += n;
-        if self.unsent >= WRITEBACK_STEP {
-            start_writeback(file.get_ref());
-            self.unsent = 0;
-        }
-        Ok(n)
+        self.file.as_mut().expect("file is present until commit").write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
