@@ -13,8 +13,7 @@ use std::collections::HashSet;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Field, Fields, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, UInt32Type,
-    UInt64Type,
+    DataType, Field, Fields, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, UInt32Type, UInt64Type,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
@@ -202,20 +201,50 @@ const DISTINCT_SAMPLE: usize = 4096;
 /// True for a numeric column whose sampled values are more than half distinct; strings and
 /// booleans never are (names repeat, and booleans have no dictionary to gain).
 fn mostly_distinct(column: &dyn Array) -> bool {
-    fn sample<T: ArrowPrimitiveType>(column: &dyn Array, bits: impl Fn(T::Native) -> u64) -> bool {
-        let values = column.as_primitive::<T>().values();
-        let step = values.len().div_ceil(DISTINCT_SAMPLE).max(1);
-        let seen: HashSet<u64> = values.iter().step_by(step).map(|&v| bits(v)).collect();
-        2 * seen.len() > values.len().div_ceil(step)
-    }
-    match column.data_type() {
-        DataType::Float64 => sample::<Float64Type>(column, f64::to_bits),
-        DataType::UInt64 => sample::<UInt64Type>(column, |v| v),
-        DataType::Int64 => sample::<Int64Type>(column, |v| v as u64),
-        DataType::UInt32 => sample::<UInt32Type>(column, u64::from),
-        DataType::Int32 => sample::<Int32Type>(column, |v| v as u64),
-        _ => false,
-    }
+    let Some(bits) = value_bits(column) else { return false };
+    let step = column.len().div_ceil(DISTINCT_SAMPLE).max(1);
+    let seen: HashSet<u64> = (0..column.len()).step_by(step).map(&bits).collect();
+    2 * seen.len() > column.len().div_ceil(step)
+}
+
+/// True for a numeric column whose distinct values in a row group's worth of rows would overflow
+/// a dictionary page, though a sample finds them repeating: the writer would hash every row into
+/// a dictionary only to fall back to plain pages. The ages of a 10^7-job queue (2·10^5 distinct
+/// in a row group, the oldest jobs all at the maximum) cost a tenth of `score` that way.
+fn numbers_overflow_dictionary(column: &dyn Array) -> bool {
+    let (Some(bits), Some(width)) = (value_bits(column), column.data_type().primitive_width()) else {
+        return false;
+    };
+    let most = DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT / width;
+    let mut seen = hashbrown::HashSet::with_capacity_and_hasher(1024, foldhash::fast::FixedState::default());
+    (0..column.len().min(ROW_GROUP_ROWS)).any(|i| seen.insert(bits(i)) && seen.len() > most)
+}
+
+/// Value `i` of a numeric column as bits (equal values, equal bits); `None` for another column.
+fn value_bits(column: &dyn Array) -> Option<Box<dyn Fn(usize) -> u64 + '_>> {
+    Some(match column.data_type() {
+        DataType::Float64 => {
+            let v = column.as_primitive::<Float64Type>().values();
+            Box::new(move |i| v[i].to_bits())
+        }
+        DataType::UInt64 => {
+            let v = column.as_primitive::<UInt64Type>().values();
+            Box::new(move |i| v[i])
+        }
+        DataType::Int64 => {
+            let v = column.as_primitive::<Int64Type>().values();
+            Box::new(move |i| v[i] as u64)
+        }
+        DataType::UInt32 => {
+            let v = column.as_primitive::<UInt32Type>().values();
+            Box::new(move |i| u64::from(v[i]))
+        }
+        DataType::Int32 => {
+            let v = column.as_primitive::<Int32Type>().values();
+            Box::new(move |i| v[i] as u64)
+        }
+        _ => return None,
+    })
 }
 
 /// True for a name column whose distinct names in a row group's worth of rows would overflow a
@@ -354,10 +383,18 @@ impl ParquetSink {
         // A dictionary makes few-valued numbers (weighted factors, depths) smaller and faster to
         // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
         let mut gathered = Vec::new();
-        for (field, column) in first.schema().fields().iter().zip(first.columns()) {
+        // (Whether the column gets no dictionary, whether its names overflow one.)
+        let plain: Vec<(bool, bool)> = first
+            .columns()
+            .par_iter()
+            .map(|c| {
+                let overflows = names_overflow_dictionary(c.as_ref());
+                (overflows || mostly_distinct(c.as_ref()) || numbers_overflow_dictionary(c.as_ref()), overflows)
+            })
+            .collect();
+        for (field, (plain, overflows)) in first.schema().fields().iter().zip(plain) {
             let path = || ColumnPath::from(field.name().as_str());
-            let overflows = names_overflow_dictionary(column.as_ref());
-            if mostly_distinct(column.as_ref()) || overflows {
+            if plain {
                 props = props.set_column_dictionary_enabled(path(), false);
             }
             gathered.push(overflows);
@@ -532,18 +569,24 @@ mod tests {
 
     #[test]
     fn few_valued_numbers_get_a_dictionary_and_distinct_ones_do_not() {
-        let n = 10_000;
+        let n = 600_000;
+        // Two thirds at the maximum, then 2·10^5 distinct ages: a sample sees them repeat, but
+        // they overflow a dictionary page.
+        let age = |i: u32| if i < 400_000 { 1.0 } else { f64::from(i) / f64::from(n) };
         let batch = RecordBatch::try_from_iter([
             ("factor", Arc::new(Float64Array::from_iter_values((0..n).map(|i| f64::from(i % 7) / 7.0))) as ArrayRef),
             ("usage", Arc::new(Float64Array::from_iter_values((0..n).map(|i| f64::from(i) * 1.5))) as ArrayRef),
             ("depth", Arc::new(UInt32Array::from_iter_values((0..n).map(|i| i % 4))) as ArrayRef),
             ("id", Arc::new(UInt64Array::from_iter_values((0..n).map(u64::from))) as ArrayRef),
+            ("age", Arc::new(Float64Array::from_iter_values((0..n).map(age))) as ArrayRef),
         ])
         .unwrap();
         let group = first_row_group(&batch);
         let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
-        assert_eq!((0..4).map(dictionary).collect::<Vec<_>>(), [true, false, true, false]);
+        assert_eq!((0..5).map(dictionary).collect::<Vec<_>>(), [true, false, true, false, false]);
         assert!(mostly_distinct(batch.column(1).as_ref()) && !mostly_distinct(batch.column(0).as_ref()));
+        let overflows = |c: usize| numbers_overflow_dictionary(batch.column(c).as_ref());
+        assert!(!mostly_distinct(batch.column(4).as_ref()) && overflows(4) && !overflows(0) && !overflows(2));
     }
 
     #[test]
