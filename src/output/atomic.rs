@@ -54,7 +54,7 @@ impl DirKind {
 
 /// A file being written under a temporary name; [`AtomicFile::commit`] moves it into place.
 /// Dropping it without a successful commit removes the temporary file. A large file is written
-/// past the page cache where the file system allows it ([`DirectWriter`]).
+/// past the page cache where the file system allows it (`O_DIRECT`, in whole aligned chunks).
 pub struct AtomicFile {
     target: PathBuf,
     temp: PathBuf,
