@@ -30,11 +30,11 @@ const WRITEBACK_STEP: u64 = 64 << 20;
 /// A file being written a chunk at a time, past the page cache where the file system allows it.
 pub(crate) struct DirectWriter {
     file: File,
-    /// Room for a chunk at `start`, the first aligned byte; allocated at the first write.
+    /// The chunk's bytes from `start`, the first aligned byte (the bytes before it are padding):
+    /// room for a whole chunk is reserved at the first write, never filled ahead, so a small
+    /// file touches only the pages it writes.
     buf: Vec<u8>,
     start: usize,
-    /// Bytes in the chunk.
-    len: usize,
     /// Bytes of the file written.
     written: u64,
     /// `O_DIRECT` is on.
@@ -48,7 +48,7 @@ pub(crate) struct DirectWriter {
 impl DirectWriter {
     /// A writer of `file`, at its start.
     pub(crate) fn new(file: File) -> Self {
-        DirectWriter { file, buf: Vec::new(), start: 0, len: 0, written: 0, direct: false, tried: false, unsent: 0 }
+        DirectWriter { file, buf: Vec::new(), start: 0, written: 0, direct: false, tried: false, unsent: 0 }
     }
 
     /// Writes what is left and hands the file back (neither synced nor closed).
@@ -56,7 +56,8 @@ impl DirectWriter {
     /// # Errors
     /// The file cannot be written.
     pub(crate) fn finish(mut self) -> std::io::Result<File> {
-        let whole = if self.direct { self.len / ALIGN * ALIGN } else { 0 };
+        let len = self.len();
+        let whole = if self.direct { len / ALIGN * ALIGN } else { 0 };
         if whole > 0 {
             self.send(0, whole)?;
         }
@@ -65,8 +66,8 @@ impl DirectWriter {
             set_direct(&self.file, false);
             self.direct = false;
         }
-        if self.len > whole {
-            self.send(whole, self.len)?;
+        if len > whole {
+            self.send(whole, len)?;
         }
         Ok(self.file)
     }
@@ -100,6 +101,11 @@ impl DirectWriter {
         Ok(())
     }
 
+    /// Bytes in the chunk.
+    fn len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     /// Sends the full chunk, turning direct writes on first when not tried yet.
     fn send_chunk(&mut self) -> std::io::Result<()> {
         if !self.tried {
@@ -107,25 +113,25 @@ impl DirectWriter {
             self.direct = set_direct(&self.file, true);
         }
         self.send(0, CHUNK)?;
-        self.len = 0;
+        self.buf.truncate(self.start);
         Ok(())
     }
 }
 
 impl Write for DirectWriter {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        if self.buf.is_empty() && !data.is_empty() {
-            self.buf = vec![0; CHUNK + ALIGN];
+        if self.buf.capacity() == 0 && !data.is_empty() {
+            self.buf = Vec::with_capacity(CHUNK + ALIGN);
             self.start = self.buf.as_ptr().align_offset(ALIGN);
+            self.buf.resize(self.start, 0);
         }
         let mut rest = data;
         while !rest.is_empty() {
-            let take = (CHUNK - self.len).min(rest.len());
-            let at = self.start + self.len;
-            self.buf[at..at + take].copy_from_slice(&rest[..take]);
-            self.len += take;
+            let take = (CHUNK - self.len()).min(rest.len());
+            // Within the capacity: the buffer never moves, so its start stays aligned.
+            self.buf.extend_from_slice(&rest[..take]);
             rest = &rest[take..];
-            if self.len == CHUNK {
+            if self.len() == CHUNK {
                 self.send_chunk()?;
             }
         }
@@ -193,8 +199,9 @@ mod tests {
         let mut w = DirectWriter::new(File::create(&path).unwrap());
         if misaligned {
             // A buffer the disk refuses for a direct write (where the file system takes them).
-            w.buf = vec![0; CHUNK + ALIGN];
+            w.buf = Vec::with_capacity(CHUNK + ALIGN);
             w.start = w.buf.as_ptr().align_offset(ALIGN) + 1;
+            w.buf.resize(w.start, 0);
         }
         for p in data.chunks(piece.max(1)) {
             w.write_all(p).unwrap();
