@@ -196,8 +196,8 @@ impl PairIndex {
     /// partition), or [`NONE`]: appended to `out`, the same as [`PairIndex::find`] of each.
     ///
     /// A block of records is hashed and each one's home prefetched; the homes are then read, and
-    /// a record whose home holds another pair (about a third of them, the table being half full)
-    /// has its next entry prefetched and is probed on after the others. Probed on at once, that
+    /// a record whose home holds another pair (many do: the table is up to half full) has its
+    /// next entry prefetched and is probed on after the others. Probed on at once, that
     /// entry was a miss nobody overlapped: `perf` put half the lookup's samples on it.
     pub(crate) fn find_batch<'k>(
         &self,
