@@ -283,20 +283,28 @@ pub(crate) fn score_slices<T: Send>(
         Some(f) => f,
         None => PendingFormat::detect(&pending.path)?,
     };
-    // Every row group's names start from the tree's, so known names keep one id throughout.
-    let names = std::sync::Arc::new(TreeNames::new(tree));
     let mut groups = match format {
-        PendingFormat::Parquet => Some(ParquetRowGroups::open(&pending.path, &keep)?.with_names(names.clone())),
+        PendingFormat::Parquet => Some(ParquetRowGroups::open(&pending.path, &keep)?),
         PendingFormat::Csv | PendingFormat::SqueueJson => None,
     };
+    // Every row group's names start from the tree's, so known names keep one id throughout; the
+    // first row group is decoded while they are made (it needs none of them to be decoded).
+    let (names, first) = rayon::join(
+        || std::sync::Arc::new(TreeNames::new(tree)),
+        || groups.as_mut().and_then(ParquetRowGroups::next_decoded),
+    );
+    let mut groups = groups.map(|g| g.with_names(names.clone()));
     // The queue as one chunk: a text queue, or a Parquet file without row groups (its schema
     // still gets a batch).
     let whole = || PendingJobs::read_with(&pending.path, Some(format), &keep, &names);
     let total = groups.as_ref().map(ParquetRowGroups::rows);
-    let mut next_group = || groups.as_mut().and_then(ParquetRowGroups::next_group);
+    let first_jobs = || match (first, &groups) {
+        (Some(decoded), Some(g)) => decoded.and_then(|d| g.jobs_of(d)),
+        _ => whole(),
+    };
     // Every row group finds its jobs' associations in one index, made while the first is read.
-    let (first, associations) =
-        rayon::join(|| next_group().unwrap_or_else(whole), || prio.associations(tree, fs, &names));
+    let (first, associations) = rayon::join(first_jobs, || prio.associations(tree, fs, &names));
+    let mut next_group = || groups.as_mut().and_then(ParquetRowGroups::next_group);
     let mut chunk = Some(first?);
     let mut write = |made: Option<T>| made.map_or(Ok(()), &mut *sink);
     let mut held = None;

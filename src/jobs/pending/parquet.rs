@@ -371,7 +371,49 @@ impl ParquetRowGroups {
         Some(wave.into_par_iter().map(|g| guarded(&self.path, || self.read_group(g))).collect())
     }
 
+    /// The next row group's record batches, decoded on the calling thread but not yet read into
+    /// jobs, which needs no names: a queue's first row group is decoded while the tree's names
+    /// are made, then read by [`ParquetRowGroups::jobs_of`]. `None` past the last.
+    pub(crate) fn next_decoded(&mut self) -> Option<Result<DecodedGroup>> {
+        let g = self.next;
+        (g < self.metadata.metadata().num_row_groups()).then(|| {
+            self.next += 1;
+            guarded(&self.path, || {
+                let mut decoded = DecodedGroup { g, batches: Vec::new(), failed: None };
+                for batch in group_reader(&self.path, &self.metadata, g, GROUP_BATCH_ROWS, ProjectionMask::all())? {
+                    match batch {
+                        Ok(batch) => decoded.batches.push(batch),
+                        Err(e) => {
+                            decoded.failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                Ok(decoded)
+            })
+        })
+    }
+
+    /// The jobs of a row group [`ParquetRowGroups::next_decoded`] gave.
+    ///
+    /// # Errors
+    /// As [`ParquetRowGroups::next_group`], in the same order: a batch that did not decode fails
+    /// after the batches before it are read.
+    pub(crate) fn jobs_of(&self, decoded: DecodedGroup) -> Result<PendingJobs> {
+        let batches = decoded.batches.into_iter().map(Ok).chain(decoded.failed.map(Err));
+        guarded(&self.path, || self.read_batches(decoded.g, batches))
+    }
+
     fn read_group(&self, g: usize) -> Result<PendingJobs> {
+        self.read_batches(g, group_reader(&self.path, &self.metadata, g, GROUP_BATCH_ROWS, ProjectionMask::all())?)
+    }
+
+    /// The jobs of row group `g`, from its batches in order.
+    fn read_batches(
+        &self,
+        g: usize,
+        batches: impl IntoIterator<Item = std::result::Result<RecordBatch, arrow::error::ArrowError>>,
+    ) -> Result<PendingJobs> {
         let path = &self.path;
         let mut chunk = PendingJobs {
             format: PendingFormat::Parquet,
@@ -380,9 +422,8 @@ impl ParquetRowGroups {
         };
         chunk.reserve(self.metadata.metadata().row_group(g).num_rows().max(0) as usize);
         let mut kept = KeptTres::new(&self.tres);
-        let reader = group_reader(path, &self.metadata, g, 1 << 20, ProjectionMask::all())?;
         let mut row = self.first_row[g];
-        for batch in reader {
+        for batch in batches {
             chunk.push_batch(
                 path,
                 &batch.map_err(|e| Error::format(path, e))?,
@@ -393,6 +434,17 @@ impl ParquetRowGroups {
         }
         Ok(chunk)
     }
+}
+
+/// Rows per batch of a row group's reader.
+const GROUP_BATCH_ROWS: usize = 1 << 20;
+
+/// A row group's record batches, decoded ([`ParquetRowGroups::next_decoded`]).
+pub(crate) struct DecodedGroup {
+    g: usize,
+    batches: Vec<RecordBatch>,
+    /// The error of the batch after the last decoded one, if one failed.
+    failed: Option<arrow::error::ArrowError>,
 }
 
 /// A Parquet column in the form the reader consumes it.
@@ -638,6 +690,29 @@ mod tests {
         }
         let want = [(7, "alice", 1, 1), (8, "bob", 2, 2), (9, "alice", 3, 3)];
         assert_eq!(seen, want.map(|(id, user, line, limit)| (id, user.to_string(), line, limit)));
+    }
+
+    /// A row group decoded first and read into jobs later gives what reading it at once gives:
+    /// the same jobs, or the same error.
+    #[test]
+    fn a_decoded_row_group_reads_as_one_read_at_once() {
+        let limits = || Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef;
+        let fraction = Arc::new(Float64Array::from(vec![16.0, 2.5, 1.0])) as ArrayRef;
+        for cpus in [cpus(), fraction] {
+            let (_dir, path) = write(&queue(limits(), cpus), 2);
+            let mut at_once = ParquetRowGroups::open(&path, &keep()).unwrap();
+            let mut decoded = ParquetRowGroups::open(&path, &keep()).unwrap();
+            let shown = |r: Result<PendingJobs>| {
+                r.map(|j| (j.job_id.clone(), j.line.clone(), j.cpus.clone())).map_err(|e| e.to_string())
+            };
+            let mut groups = 0;
+            while let Some(jobs) = at_once.next_group() {
+                let d = decoded.next_decoded().expect("as many row groups");
+                assert_eq!(shown(d.and_then(|d| decoded.jobs_of(d))), shown(jobs));
+                groups += 1;
+            }
+            assert!(groups == 2 && decoded.next_decoded().is_none());
+        }
     }
 
     #[test]
