@@ -130,12 +130,19 @@ fn huge_page_advised_mappings() -> Vec<(usize, usize)> {
     for line in smaps.lines() {
         if let Some(flags) = line.strip_prefix("VmFlags:") {
             advised.extend(range.take().filter(|_| flags.split_whitespace().any(|f| f == "hg")));
-        } else if let Some((from, to)) = line.split_whitespace().next().and_then(|r| r.split_once('-')) {
-            // A mapping's first line: its range, in hexadecimal.
-            range = usize::from_str_radix(from, 16).ok().zip(usize::from_str_radix(to, 16).ok());
+        } else if let Some(r) = mapping_range(line) {
+            range = Some(r);
         }
     }
     advised
+}
+
+/// The address range of a mapping on its first line of `/proc/self/smaps` (`from-to perms ...`,
+/// in hexadecimal); `None` for the lines of its fields.
+#[cfg(target_os = "linux")]
+fn mapping_range(line: &str) -> Option<(usize, usize)> {
+    let (from, to) = line.split_whitespace().next()?.split_once('-')?;
+    usize::from_str_radix(from, 16).ok().zip(usize::from_str_radix(to, 16).ok())
 }
 
 /// Asks for transparent huge pages under the whole 2 MiB pages of `buf`'s spare capacity, before
@@ -243,9 +250,7 @@ mod tests {
         let mut inside = false;
         let mut huge_kb = None;
         for line in smaps.lines() {
-            if let Some((from, to)) = line.split_whitespace().next().and_then(|r| r.split_once('-'))
-                && let (Ok(from), Ok(to)) = (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16))
-            {
+            if let Some((from, to)) = super::mapping_range(line) {
                 inside = (from..to).contains(&at);
             } else if inside && let Some(kb) = line.strip_prefix("AnonHugePages:") {
                 huge_kb = kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok();

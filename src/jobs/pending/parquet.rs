@@ -352,10 +352,16 @@ impl ParquetRowGroups {
     /// # Errors
     /// A missing column or a bad value, naming the row.
     pub fn next_group(&mut self) -> Option<Result<PendingJobs>> {
+        let g = self.take_next()?;
+        Some(guarded(&self.path, || self.read_group(g)))
+    }
+
+    /// The next row group's index, counted as taken; `None` past the last.
+    fn take_next(&mut self) -> Option<usize> {
         let g = self.next;
         (g < self.metadata.metadata().num_row_groups()).then(|| {
             self.next += 1;
-            guarded(&self.path, || self.read_group(g))
+            g
         })
     }
 
@@ -375,23 +381,20 @@ impl ParquetRowGroups {
     /// jobs, which needs no names: a queue's first row group is decoded while the tree's names
     /// are made, then read by [`ParquetRowGroups::jobs_of`]. `None` past the last.
     pub(crate) fn next_decoded(&mut self) -> Option<Result<DecodedGroup>> {
-        let g = self.next;
-        (g < self.metadata.metadata().num_row_groups()).then(|| {
-            self.next += 1;
-            guarded(&self.path, || {
-                let mut decoded = DecodedGroup { g, batches: Vec::new(), failed: None };
-                for batch in group_reader(&self.path, &self.metadata, g, GROUP_BATCH_ROWS, ProjectionMask::all())? {
-                    match batch {
-                        Ok(batch) => decoded.batches.push(batch),
-                        Err(e) => {
-                            decoded.failed = Some(e);
-                            break;
-                        }
+        let g = self.take_next()?;
+        Some(guarded(&self.path, || {
+            let mut decoded = DecodedGroup { g, batches: Vec::new(), failed: None };
+            for batch in self.reader(g)? {
+                match batch {
+                    Ok(batch) => decoded.batches.push(batch),
+                    Err(e) => {
+                        decoded.failed = Some(e);
+                        break;
                     }
                 }
-                Ok(decoded)
-            })
-        })
+            }
+            Ok(decoded)
+        }))
     }
 
     /// The jobs of a row group [`ParquetRowGroups::next_decoded`] gave.
@@ -405,7 +408,12 @@ impl ParquetRowGroups {
     }
 
     fn read_group(&self, g: usize) -> Result<PendingJobs> {
-        self.read_batches(g, group_reader(&self.path, &self.metadata, g, GROUP_BATCH_ROWS, ProjectionMask::all())?)
+        self.read_batches(g, self.reader(g)?)
+    }
+
+    /// The batches of row group `g`, every column, decoded as they are taken.
+    fn reader(&self, g: usize) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
+        group_reader(&self.path, &self.metadata, g, GROUP_BATCH_ROWS, ProjectionMask::all())
     }
 
     /// The jobs of row group `g`, from its batches in order.
