@@ -25,13 +25,13 @@
 //! - When the last column is free text (`JobName`, `Comment`, ...), a `|` inside it does not count
 //!   as a separator: sacct does not escape it there.
 
-use std::ops::Range;
 use std::path::Path;
 
 use super::lines::{LineParser, read_header, read_lines};
 use super::{JobRef, JobSink};
 use crate::config::time::job_time_limit;
 use crate::error::{Error, Result};
+use crate::io::read::bars::field_ends;
 use crate::io::read::fields::trim_field;
 use crate::io::read::time::parse_time_field;
 
@@ -170,25 +170,25 @@ impl SacctLines {
 }
 
 impl LineParser for SacctLines {
-    /// The TRES string built from NCPUS/NNodes/AllocGRES, and the field ranges.
-    type Scratch = (String, Vec<Range<usize>>);
+    /// The TRES string built from NCPUS/NNodes/AllocGRES, and the fields' ends.
+    type Scratch = (String, Vec<usize>);
 
     fn parse(
         &self,
         path: &Path,
         line: &str,
         line_no: u64,
-        (tres, spans): &mut Self::Scratch,
+        (tres, ends): &mut Self::Scratch,
         sink: &mut JobSink<'_>,
     ) -> Result<()> {
         let cols = &self.cols;
         let err = |m: String| Error::input(path, line_no, m);
         let line = if self.trailing { line.strip_suffix('|').unwrap_or(line) } else { line };
-        split_spans(line, cols.free_tail.then_some(cols.count), spans);
-        if spans.len() != cols.count {
-            return Err(err(format!("expected {} fields, found {}", cols.count, spans.len())));
+        field_ends(line.as_bytes(), cols.free_tail.then_some(cols.count), ends);
+        if ends.len() != cols.count {
+            return Err(err(format!("expected {} fields, found {}", cols.count, ends.len())));
         }
-        let row = Row { line, spans };
+        let row = Row { line, ends };
         if row.opt(cols.job_id).contains('.') || row.opt(cols.job_id_raw).contains('.') {
             return Ok(());
         }
@@ -233,58 +233,17 @@ impl LineParser for SacctLines {
     }
 }
 
-/// Splits `line` at `|` into byte ranges (the buffer of ranges is reused across lines, which
-/// borrowed slices could not be); with a `limit`, the last field takes the rest of the line.
-fn split_spans(line: &str, limit: Option<usize>, spans: &mut Vec<Range<usize>>) {
-    spans.clear();
-    let bytes = line.as_bytes();
-    let fields = limit.unwrap_or(usize::MAX);
-    let mut from = 0;
-    // Eight bytes at a time, every bar of a word found at once: a line's 25 bars were 25 calls
-    // of `memchr`, each setting up its search again (a sixth of charging a sacct file).
-    let mut words = bytes.chunks_exact(8);
-    let mut at = 0;
-    for word in words.by_ref() {
-        let mut bars = bars_of(u64::from_le_bytes(word.try_into().expect("eight bytes")));
-        while bars != 0 {
-            if spans.len() + 1 >= fields {
-                spans.push(from..line.len());
-                return;
-            }
-            let i = at + bars.trailing_zeros() as usize / 8;
-            spans.push(from..i);
-            from = i + 1;
-            bars &= bars - 1;
-        }
-        at += 8;
-    }
-    for (i, &b) in (at..).zip(words.remainder()) {
-        if b == b'|' && spans.len() + 1 < fields {
-            spans.push(from..i);
-            from = i + 1;
-        }
-    }
-    spans.push(from..line.len());
-}
-
-/// The high bit of each byte of `word` that is `|`, and no other bit. Exact: the sums stay within
-/// their bytes (the shorter `(x - 0x01..) & !x` can flag a byte after a match).
-fn bars_of(word: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let x = word ^ 0x7c7c_7c7c_7c7c_7c7c; // zero where a byte is `|`
-    !(((x & LOW7) + LOW7) | x | LOW7)
-}
-
-/// One data line and its field ranges.
+/// One data line and where its fields end ([`field_ends`]).
 struct Row<'a> {
     line: &'a str,
-    spans: &'a [Range<usize>],
+    ends: &'a [usize],
 }
 
 impl<'a> Row<'a> {
     /// The trimmed field in column `c`.
     fn get(&self, c: usize) -> &'a str {
-        trim_field(&self.line[self.spans[c].clone()])
+        let start = if c == 0 { 0 } else { self.ends[c - 1] + 1 };
+        trim_field(&self.line[start..self.ends[c]])
     }
 
     /// The field of an optional column; empty when the column is absent.
@@ -453,29 +412,6 @@ fn push_count(tres: &mut String, key: &str, count: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lines_split_at_every_bar_as_str_split() {
-        // Every mix of bars, their neighbours in the byte table (`{`, `}`) and other bytes;
-        // `ü` ends in 0xbc: a bar with the high bit set.
-        let alphabet = ["|", "}", "{", "a", "é", "|}", "ü"];
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) as usize
-        };
-        let mut spans = Vec::new();
-        for _ in 0..2000 {
-            let line: String = (0..next() % 40).map(|_| alphabet[next() % alphabet.len()]).collect();
-            let whole: Vec<&str> = line.split('|').collect();
-            split_spans(&line, None, &mut spans);
-            assert_eq!(spans.iter().map(|r| &line[r.clone()]).collect::<Vec<_>>(), whole, "{line:?}");
-            let limit = 1 + next() % 6;
-            let limited: Vec<&str> = line.splitn(limit, '|').collect();
-            split_spans(&line, Some(limit), &mut spans);
-            assert_eq!(spans.iter().map(|r| &line[r.clone()]).collect::<Vec<_>>(), limited, "{line:?} in {limit}");
-        }
-    }
 
     type Row = (u64, String, String, String, String, Option<i64>, Option<i64>, String, u64);
 
