@@ -207,6 +207,22 @@ mod tests {
             }
         }
         assert!(checked > 400, "much of the grid exists: {checked}");
+        // Every byte of the form replaced by bytes near its kind (digits, separators, their
+        // neighbours in the byte table, bytes with the high bit set).
+        let near = b"0123456789/:;-.T tS+\x00\x7f\x80\xb0\xba\xff";
+        let mut state = 3u64;
+        for _ in 0..200_000 {
+            let mut t = *b"2026-01-08T12:34:56";
+            for _ in 0..1 + state % 3 {
+                state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                let at = (state >> 33) as usize % t.len();
+                t[at] = near[(state >> 45) as usize % near.len()];
+            }
+            // The general parser also reads `+1` as a number: the plain one only digits.
+            let digits = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18].iter().all(|&i| t[i].is_ascii_digit());
+            let general = std::str::from_utf8(&t).ok().and_then(|t| parse_general(t).ok());
+            assert_eq!(plain_date_time(&t), general.filter(|_| digits), "{t:?}");
+        }
         for other in [
             "2026-01-08T00:00",
             "2026-01-08T00:00:0Z",
