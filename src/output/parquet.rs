@@ -17,7 +17,7 @@ use arrow::datatypes::{
 };
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT, EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
@@ -220,6 +220,21 @@ fn numbers_overflow_dictionary(column: &dyn Array) -> bool {
     (0..column.len().min(ROW_GROUP_ROWS)).any(|i| seen.insert(bits(i)) && seen.len() > most)
 }
 
+/// True for an integer column whose neighbouring values are close (job ids in queue order,
+/// associations' ids in tree order): written as differences (`DELTA_BINARY_PACKED`) they take a
+/// few bits each instead of 8 bytes for ZSTD to crunch (a 10^7-job queue's ids: 5 MB before ZSTD
+/// per row group, 92 kB as differences). Scattered values (priorities) pack no smaller as
+/// differences, and ZSTD then finds nothing left to compress. Judged on the first rows, in order.
+fn neighbours_close(column: &dyn Array) -> bool {
+    let Some(bits) = value_bits(column).filter(|_| column.data_type().is_integer()) else { return false };
+    let rows = column.len().min(DISTINCT_SAMPLE);
+    let width = |x: u64| 64 - x.leading_zeros();
+    let (low, high) = (0..rows).map(|i| bits(i) as i64).fold((i64::MAX, i64::MIN), |(l, h), v| (l.min(v), h.max(v)));
+    // Differences zigzagged as the encoding stores them: small either way, signed.
+    let step = (1..rows).map(|i| bits(i).wrapping_sub(bits(i - 1)) as i64).map(|d| ((d << 1) ^ (d >> 63)) as u64);
+    rows > 1 && width(step.max().unwrap_or(0)) + 8 <= width(high.wrapping_sub(low) as u64)
+}
+
 /// Value `i` of a numeric column as bits (equal values, equal bits); `None` for another column.
 fn value_bits(column: &dyn Array) -> Option<Box<dyn Fn(usize) -> u64 + '_>> {
     Some(match column.data_type() {
@@ -392,10 +407,13 @@ impl ParquetSink {
                 (overflows || mostly_distinct(c.as_ref()) || numbers_overflow_dictionary(c.as_ref()), overflows)
             })
             .collect();
-        for (field, (plain, overflows)) in first.schema().fields().iter().zip(plain) {
+        for ((field, c), (plain, overflows)) in first.schema().fields().iter().zip(first.columns()).zip(plain) {
             let path = || ColumnPath::from(field.name().as_str());
             if plain {
                 props = props.set_column_dictionary_enabled(path(), false);
+                if neighbours_close(c) {
+                    props = props.set_column_encoding(path(), Encoding::DELTA_BINARY_PACKED);
+                }
             }
             gathered.push(overflows);
             // Names repeated row after row (users, accounts, partitions of jobs) in no order: each
@@ -555,7 +573,7 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parquet::basic::Encoding;
+    use arrow::array::Int64Array;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
     /// The metadata of the first row group of `batch` written by [`write_parquet`].
@@ -587,6 +605,27 @@ mod tests {
         assert!(mostly_distinct(batch.column(1).as_ref()) && !mostly_distinct(batch.column(0).as_ref()));
         let overflows = |c: usize| numbers_overflow_dictionary(batch.column(c).as_ref());
         assert!(!mostly_distinct(batch.column(4).as_ref()) && overflows(4) && !overflows(0) && !overflows(2));
+    }
+
+    #[test]
+    fn integers_close_to_their_neighbours_are_written_as_differences() {
+        let n = 100_000u32;
+        // Ids rising by 1 to 3 (and one step back); scattered priorities; a float counter.
+        let ids = (0..n).map(|i| 7_000_000 + i64::from(i) * 2 + i64::from(i % 3) - i64::from(i == 500) * 9);
+        let scattered = (0..n).map(|i| (i.wrapping_mul(2_654_435_761) >> 12) as i32);
+        let batch = RecordBatch::try_from_iter([
+            ("job_id", Arc::new(Int64Array::from_iter_values(ids)) as ArrayRef),
+            ("priority", Arc::new(Int32Array::from_iter_values(scattered)) as ArrayRef),
+            ("usage", Arc::new(Float64Array::from_iter_values((0..n).map(f64::from))) as ArrayRef),
+        ])
+        .unwrap();
+        let group = first_row_group(&batch);
+        let delta = |c: usize| group.column(c).encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED);
+        assert_eq!((0..3).map(delta).collect::<Vec<_>>(), [true, false, false]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_parquet(&path, &batch, Vec::new()).unwrap();
+        assert_eq!(crate::io::read_parquet_whole(&path).unwrap(), batch);
     }
 
     #[test]
