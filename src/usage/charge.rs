@@ -320,7 +320,7 @@ impl<'a> ChargeContext<'a> {
                 tres: self.tres.as_ref().map(|(names, kept)| {
                     if *kept {
                         let mut sums = TresSums::new(names.clone());
-                        sums.reserve_rows(self.rows);
+                        sums.expect_rows(self.rows);
                         sums
                     } else {
                         TresSums::untracked(names.clone())
