@@ -576,13 +576,24 @@ mod tests {
     use arrow::array::Int64Array;
     use parquet::file::reader::{FileReader, SerializedFileReader};
 
-    /// The metadata of the first row group of `batch` written by [`write_parquet`].
-    fn first_row_group(batch: &RecordBatch) -> parquet::file::metadata::RowGroupMetaData {
+    /// `batch` written by [`write_parquet`]: the metadata of its first row group, and the file
+    /// read back.
+    fn written(batch: &RecordBatch) -> (parquet::file::metadata::RowGroupMetaData, RecordBatch) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
         write_parquet(&path, batch, Vec::new()).unwrap();
         let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
-        reader.metadata().row_group(0).clone()
+        (reader.metadata().row_group(0).clone(), crate::io::read_parquet_whole(&path).unwrap())
+    }
+
+    /// The metadata of the first row group of `batch` written by [`write_parquet`].
+    fn first_row_group(batch: &RecordBatch) -> parquet::file::metadata::RowGroupMetaData {
+        written(batch).0
+    }
+
+    /// Whether each column of `group` has pages in `encoding`.
+    fn encoded(group: &parquet::file::metadata::RowGroupMetaData, encoding: Encoding) -> Vec<bool> {
+        group.columns().iter().map(|c| c.encodings().any(|e| e == encoding)).collect()
     }
 
     #[test]
@@ -599,9 +610,7 @@ mod tests {
             ("age", Arc::new(Float64Array::from_iter_values((0..n).map(age))) as ArrayRef),
         ])
         .unwrap();
-        let group = first_row_group(&batch);
-        let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
-        assert_eq!((0..5).map(dictionary).collect::<Vec<_>>(), [true, false, true, false, false]);
+        assert_eq!(encoded(&first_row_group(&batch), Encoding::RLE_DICTIONARY), [true, false, true, false, false]);
         assert!(mostly_distinct(batch.column(1).as_ref()) && !mostly_distinct(batch.column(0).as_ref()));
         let overflows = |c: usize| numbers_overflow_dictionary(batch.column(c).as_ref());
         assert!(!mostly_distinct(batch.column(4).as_ref()) && overflows(4) && !overflows(0) && !overflows(2));
@@ -619,13 +628,9 @@ mod tests {
             ("usage", Arc::new(Float64Array::from_iter_values((0..n).map(f64::from))) as ArrayRef),
         ])
         .unwrap();
-        let group = first_row_group(&batch);
-        let delta = |c: usize| group.column(c).encodings().any(|e| e == Encoding::DELTA_BINARY_PACKED);
-        assert_eq!((0..3).map(delta).collect::<Vec<_>>(), [true, false, false]);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        write_parquet(&path, &batch, Vec::new()).unwrap();
-        assert_eq!(crate::io::read_parquet_whole(&path).unwrap(), batch);
+        let (group, back) = written(&batch);
+        assert_eq!(encoded(&group, Encoding::DELTA_BINARY_PACKED), [true, false, false]);
+        assert_eq!(back, batch);
     }
 
     #[test]
@@ -663,13 +668,8 @@ mod tests {
             batch.columns().iter().map(|c| names_overflow_dictionary(c)).collect::<Vec<_>>(),
             [true, false, false]
         );
-        let group = first_row_group(&batch);
-        let dictionary = |c: usize| group.column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
-        assert_eq!((0..3).map(dictionary).collect::<Vec<_>>(), [false, true, true]);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        write_parquet(&path, &batch, Vec::new()).unwrap();
-        let back = crate::io::read_parquet_whole(&path).unwrap();
+        let (group, back) = written(&batch);
+        assert_eq!(encoded(&group, Encoding::RLE_DICTIONARY), [false, true, true]);
         let expected = arrow::compute::cast(batch.column(0), &DataType::Utf8).unwrap();
         assert_eq!(back.column(0).as_ref(), expected.as_ref());
     }
@@ -699,10 +699,7 @@ mod tests {
         let keys = UInt32Array::from(vec![Some(1), None, Some(0), Some(1)]);
         let dict = DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(names)).unwrap();
         let batch = RecordBatch::try_from_iter([("account", Arc::new(dict) as ArrayRef)]).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        write_parquet(&path, &batch, Vec::new()).unwrap();
-        let back = crate::io::read_parquet_whole(&path).unwrap();
+        let back = written(&batch).1;
         assert_eq!(back.schema().field(0).data_type(), &DataType::Utf8);
         let values: Vec<Option<&str>> = back.column(0).as_string::<i32>().iter().collect();
         assert_eq!(values, [Some("chem"), None, Some("physics"), Some("chem")]);
