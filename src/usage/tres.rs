@@ -106,9 +106,9 @@ impl TresSums {
         }
     }
 
-    /// Makes the blocks cover `rows` rows: at once, a charge that reaches every row of a large
-    /// tree never copies them to grow.
-    pub(crate) fn reserve_rows(&mut self, rows: usize) {
+    /// Makes the blocks cover `rows` rows at once (a charge's blocks grow to the rows it was
+    /// told to expect, [`TresSums::expect_rows`]).
+    fn reserve_rows(&mut self, rows: usize) {
         if rows > self.rows {
             let m = self.charged.len();
             if self.blocks.capacity() < rows * m {
