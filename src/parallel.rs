@@ -23,7 +23,7 @@ use crate::tree::runs::owner_runs;
 /// Items per task. A task of 16 Ki items runs for tens to hundreds of microseconds, far above
 /// rayon's few microseconds of overhead per task, and a pass over 10^6 rows still has some 60
 /// tasks to balance over the cores.
-const CHUNK: usize = 16 * 1024;
+pub(crate) const CHUNK: usize = 16 * 1024;
 
 /// `f(i)` for every row `i < n`, in tasks of at least [`CHUNK`] rows (sequential for one), written
 /// straight into the new column (a zeroed column filled afterwards costs a memset per pass on

@@ -119,3 +119,34 @@ fn a_dictionary_page_declaring_more_than_it_holds_is_refused_before_decoding() {
         "{err}"
     );
 }
+
+/// The same page as a pending queue: a queue's row groups are checked by the thread that reads
+/// each, before it decodes it, and `score` leaves no output.
+#[test]
+fn a_queue_dictionary_page_declaring_more_than_it_holds_is_refused_before_decoding() {
+    let jobs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slurm_jobs");
+    let pending =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damaged_dictionary_count.parquet");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("jobs.parquet");
+    let (tree, conf) = (jobs.join("tree.csv"), jobs.join("default/slurm.conf"));
+    let run = fairshare([
+        "score",
+        "--tree",
+        tree.to_str().unwrap(),
+        "--slurm-conf",
+        conf.to_str().unwrap(),
+        "--pending",
+        pending.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked") && err.contains("damaged_dictionary_count.parquet"), "{err}");
+    assert!(
+        err.contains("row group 0") && err.contains("dictionary page declares 939524095 values in 24 bytes"),
+        "{err}"
+    );
+    assert!(!out.exists() && std::fs::read_dir(dir.path()).unwrap().next().is_none(), "output left behind");
+}

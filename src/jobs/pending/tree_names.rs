@@ -47,25 +47,31 @@ impl std::fmt::Debug for TreeNames {
     }
 }
 
+const _: () = assert!(NONE == u32::MAX, "of_sequence's id of no name");
+
 impl TreeNames {
     /// The names of `tree`'s user associations, in row order.
     pub fn new(tree: &AssocTree) -> Self {
-        // Sized once: a tree's names are about one per user association.
-        let mut names = Interner::with_capacity(tree.len());
-        let mut pair_ids = Vec::new();
-        let mut keys = Vec::new();
-        let mut by_user = Vec::new();
-        for r in 0..tree.len() {
-            if let Some(user) = tree.user_name(r) {
-                let account = tree.account(r);
-                let ids = (names.intern(user), names.intern(account));
-                let partition = tree.partition(r).map_or(NONE, |p| names.intern(p));
-                by_user.push((ids.0, ids.1, partition, r as u32));
-                // A pair repeated with other partitions has the same ids: whichever index the
-                // table keeps names them.
-                keys.push((pair_ids.len() as u32, user, account, None));
-                pair_ids.push(ids);
+        let user_rows: Vec<usize> = (0..tree.len()).filter(|&r| tree.user_name(r).is_some()).collect();
+        // Each user row's user, account and partition, in row order (the ids interning them one
+        // by one gives); no partition has the id u32::MAX, NONE.
+        let (names, ids) = Interner::of_sequence(3 * user_rows.len(), |i| {
+            let r = user_rows[i / 3];
+            match i % 3 {
+                0 => tree.user_name(r),
+                1 => Some(tree.account(r)),
+                _ => tree.partition(r),
             }
+        });
+        let mut pair_ids = Vec::with_capacity(user_rows.len());
+        let mut keys = Vec::with_capacity(user_rows.len());
+        let mut by_user = Vec::with_capacity(user_rows.len());
+        for (&r, ids) in user_rows.iter().zip(ids.chunks_exact(3)) {
+            by_user.push((ids[0], ids[1], ids[2], r as u32));
+            // A pair repeated with other partitions has the same ids: whichever index the
+            // table keeps names them.
+            keys.push((pair_ids.len() as u32, tree.user_name(r).unwrap_or_default(), tree.account(r), None));
+            pair_ids.push((ids[0], ids[1]));
         }
         // As `user_associations` gives them.
         by_user.sort_unstable();
