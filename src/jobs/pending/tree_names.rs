@@ -13,8 +13,12 @@ use std::sync::Arc;
 use arrow::array::{Array, StringViewArray};
 
 use crate::io::read::interner::Interner;
+use crate::memory::prefetch;
 use crate::tree::AssocTree;
 use crate::usage::pair_index::{NONE, PairIndex};
+
+/// How many jobs ahead [`TreeNames::push_pairs`] prefetches a pair's ids.
+const PAIR_IDS_AHEAD: usize = 16;
 
 /// The names of a tree's user associations (users, accounts, partitions) as a queue's first
 /// name ids, its (user, account) pairs, and the associations by those ids: made once per tree.
@@ -117,7 +121,11 @@ impl TreeNames {
         debug_assert!(self.seed(names), "a queue interner of these names");
         let mut found = Vec::with_capacity(user.len());
         self.pairs.find_batch(user.len(), |i| (user.value(i), account.value(i), ""), &mut found);
-        for (i, k) in found.into_iter().enumerate() {
+        for (i, &k) in found.iter().enumerate() {
+            // The ids of a pair a few jobs ahead: a random read of a table of 7 MB at 10^6 pairs.
+            if let Some(ids) = found.get(i + PAIR_IDS_AHEAD).and_then(|&k| self.pair_ids.get(k as usize)) {
+                prefetch(ids);
+            }
             let (u, a) = match self.pair_ids.get(k as usize) {
                 Some(&ids) if k != NONE => ids,
                 _ => (names.intern(user.value(i)), names.intern(account.value(i))),
