@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `fair_tree`, `classic`, `flux` | one pass, [`compute`] on a built [`AssocTree`] | 10^3, 10^4, 10^5, 10^6 |
 //! | `build` | [`AssocTree::build`] from generated records (cloning them is not timed) | 10^5, 10^6 |
+//! | `tree_names` | [`fairshare::jobs::TreeNames::new`]: a tree's user, account and partition names interned and its (user, account) pairs indexed, as `score` and `run` do before a queue is read | 10^5, 10^6 |
 //! | `parquet_roundtrip` | tree Parquet in → Fair Tree → results Parquet out, as `fairshare compute` does | 10^5, 10^6 |
 //! | `score` | the multifactor kernel alone ([`fairshare::priority::PreparedQueue::score_jobs`] over the whole queue, output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
 //! | `score_prepare` | what precedes it once per queue ([`SlurmPriority::prepare`]: partitions and QOS checked, associations indexed) | 10^5, 10^6 jobs |
@@ -127,6 +128,20 @@ fn build(c: &mut Criterion) {
                 |input| AssocTree::build(black_box(input)).expect("generated trees are valid"),
                 BatchSize::PerIteration,
             );
+        });
+    }
+    group.finish();
+}
+
+/// `tree_names`: the names a queue is read against, made from a built tree.
+fn tree_names(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tree_names");
+    for n in [100_000, 1_000_000] {
+        configure(&mut group, n);
+        let tree = LazyCell::new(|| build_tree(&TreeSpec::new(n, SEED)));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            let tree = &*tree;
+            b.iter(|| fairshare::jobs::TreeNames::new(black_box(tree)));
         });
     }
     group.finish();
@@ -257,7 +272,7 @@ fn score(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, passes, build, parquet_roundtrip, score);
+criterion_group!(benches, passes, build, tree_names, parquet_roundtrip, score);
 fn main() {
     fairshare::memory::tune_allocator();
     benches();
