@@ -143,14 +143,7 @@ fn push_str(out: &mut String, s: &str, width: usize, right: bool) {
     }
     // ASCII, the common case: a char is a byte.
     if s.is_ascii() {
-        let shown = &s[..s.len().min(width)];
-        if right {
-            push_spaces(out, width - shown.len());
-            out.push_str(shown);
-        } else {
-            out.push_str(shown);
-            push_spaces(out, width - shown.len());
-        }
+        push_ascii(out, s, width, right);
         return;
     }
     let len = s.chars().count();
@@ -162,6 +155,19 @@ fn push_str(out: &mut String, s: &str, width: usize, right: bool) {
         let n = cut.chars().count();
         out.push_str(&cut);
         out.extend(std::iter::repeat_n(' ', width - n));
+    }
+}
+
+/// [`push_str`] of `s`, ASCII (digits: no scan for wider characters), `width` not 0.
+#[inline]
+fn push_ascii(out: &mut String, s: &str, width: usize, right: bool) {
+    let shown = &s[..s.len().min(width)];
+    if right {
+        push_spaces(out, width - shown.len());
+        out.push_str(shown);
+    } else {
+        out.push_str(shown);
+        push_spaces(out, width - shown.len());
     }
 }
 
@@ -407,13 +413,17 @@ pub struct SprioLines<'a> {
     weights: &'a Weights,
     /// The weighted TRES as `name=`, in the order of the weights.
     tres_labels: Vec<String>,
+    /// A line's length when no cell is wider than its field.
+    line_len: usize,
 }
 
 impl<'a> SprioLines<'a> {
     /// The lines of `format` for rows scored with `weights`.
     pub fn new(format: &'a Format, weights: &'a Weights) -> Self {
         let tres_labels = weights.tres.iter().map(|(t, _)| format!("{t}=")).collect();
-        SprioLines { format, weights, tres_labels }
+        let fields = format.fields.iter().map(|f| f.width + f.suffix.len());
+        let line_len = format.prefix.len() + fields.sum::<usize>() + 1;
+        SprioLines { format, weights, tres_labels, line_len }
     }
 
     /// Appends a line: `cell(letter, text, width, right)` appends a field's cell, justified.
@@ -442,11 +452,16 @@ impl<'a> SprioLines<'a> {
     pub fn row(&self, r: usize, scores: &Scores, jobs: &PendingJobs, text: &mut String) {
         // The fields in a plain loop, not through `line`'s callback: this is every row of a
         // 10^7-job table, and the call per cell showed.
+        // The line's usual length at once: its cells' pushes then never grow the text.
+        text.reserve(self.line_len);
         text.push_str(&self.format.prefix);
         let mut digits = itoa::Buffer::new();
         for f in &self.format.fields {
             let v = value(f.letter, r, scores, jobs, self.weights);
             match short_text(&v, jobs, &mut digits) {
+                Some(digits) if f.width != 0 && matches!(v, Value::Id(_) | Value::Int(_) | Value::Whole(_)) => {
+                    push_ascii(text, digits, f.width, f.right);
+                }
                 Some(short) => push_str(text, short, f.width, f.right),
                 None => {
                     let at = text.len();
