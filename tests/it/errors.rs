@@ -124,12 +124,11 @@ fn a_dictionary_page_declaring_more_than_it_holds_is_refused_before_decoding() {
 /// each, before it decodes it, and `score` leaves no output.
 #[test]
 fn a_queue_dictionary_page_declaring_more_than_it_holds_is_refused_before_decoding() {
-    let jobs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/slurm_jobs");
-    let pending =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/damaged_dictionary_count.parquet");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let pending = fixtures.join("damaged_dictionary_count.parquet");
+    let (tree, conf) = (fixtures.join("slurm_jobs/tree.csv"), fixtures.join("slurm_jobs/default/slurm.conf"));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("jobs.parquet");
-    let (tree, conf) = (jobs.join("tree.csv"), jobs.join("default/slurm.conf"));
     let run = fairshare([
         "score",
         "--tree",
