@@ -202,9 +202,10 @@ fn of_sequence_by<'n>(
     }
     drop((order, first));
     // A repeat whose name is not its first occurrence's: two names share a hash.
-    let collides = crate::parallel::column(n.div_ceil(crate::parallel::CHUNK), |t| {
-        let rows = t * crate::parallel::CHUNK..((t + 1) * crate::parallel::CHUNK).min(n);
-        rows.into_iter().any(|i| (ids[i] as usize) < i && name(i) != name(ids[i] as usize))
+    let chunk = crate::parallel::CHUNK;
+    let mut tasks: Vec<_> = (0..n).step_by(chunk).map(|start| start..(start + chunk).min(n)).collect();
+    let collides = crate::parallel::map_tasks(&mut tasks, |rows| {
+        rows.clone().any(|i| (ids[i] as usize) < i && name(i) != name(ids[i] as usize))
     });
     if collides.into_iter().any(|c| c) {
         let mut interner = Interner::default();
