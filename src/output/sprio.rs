@@ -450,17 +450,17 @@ impl<'a> SprioLines<'a> {
 
     /// Appends the line of score row `r` of `scores`, whose jobs are `jobs`.
     pub fn row(&self, r: usize, scores: &Scores, jobs: &PendingJobs, text: &mut String) {
-        // The fields in a plain loop, not through `line`'s callback: this is every row of a
-        // 10^7-job table, and the call per cell showed.
         // The line's usual length at once: its cells' pushes then never grow the text.
         text.reserve(self.line_len);
+        // The fields in a plain loop, not through `line`'s callback: this is every row of a
+        // 10^7-job table, and the call per cell showed.
         text.push_str(&self.format.prefix);
         let mut digits = itoa::Buffer::new();
         for f in &self.format.fields {
             let v = value(f.letter, r, scores, jobs, self.weights);
             match short_text(&v, jobs, &mut digits) {
-                Some(digits) if f.width != 0 && matches!(v, Value::Id(_) | Value::Int(_) | Value::Whole(_)) => {
-                    push_ascii(text, digits, f.width, f.right);
+                Some(number) if f.width != 0 && matches!(v, Value::Id(_) | Value::Int(_) | Value::Whole(_)) => {
+                    push_ascii(text, number, f.width, f.right);
                 }
                 Some(short) => push_str(text, short, f.width, f.right),
                 None => {

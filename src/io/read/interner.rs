@@ -59,6 +59,9 @@ impl Interner {
     /// first occurrences in order and filling the table are the sequential part. The shards
     /// decide nothing about the ids, so the ids do not depend on their number.
     ///
+    /// # Panics
+    /// If `n` is 2^32 or more (ids and positions are 32-bit).
+    ///
     /// # Example
     /// ```
     /// use fairshare::io::read::interner::Interner;
@@ -162,6 +165,7 @@ fn of_sequence_by<'n>(
     name: impl Fn(usize) -> Option<&'n str> + Sync + Send,
     hash: impl Fn(&str) -> u64 + Sync + Send,
 ) -> (Interner, Vec<u32>) {
+    assert!(u32::try_from(n).is_ok_and(|n| n < u32::MAX), "{n} names: ids are 32-bit");
     let hashes = crate::parallel::column(n, |i| name(i).map_or(ABSENT, |s| hash(s).min(ABSENT - 1)));
     let shard_bits = (n / crate::parallel::CHUNK).max(1).ilog2().min(8);
     let shard = |h: u64| if shard_bits == 0 { 0 } else { (h >> (64 - shard_bits)) as usize };
