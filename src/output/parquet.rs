@@ -495,6 +495,66 @@ impl ParquetSink {
     }
 }
 
+/// The name ids a batch's rows use, as one bit per id, and then each used id's key in the
+/// batch's dictionary: its rank among them. The bits of a queue's 10^6 names fit in the L2 cache,
+/// where a table of 10^6 keys did not: marking a slice's ids there and numbering them took
+/// 16-19 ms of the 26-40 ms a 2^19-job slice's batch took (on one thread), 9-11 ms with the bits.
+struct UsedIds {
+    bits: Vec<u64>,
+    /// Per word of `bits`, the used ids before it.
+    ranks: Vec<u32>,
+}
+
+impl UsedIds {
+    /// No id of `0..len` used.
+    fn new(len: usize) -> Self {
+        UsedIds { bits: vec![0; len.div_ceil(64)], ranks: Vec::new() }
+    }
+
+    /// `id` used ([`NONE`]: no name, nothing to mark).
+    fn mark(&mut self, id: u32) {
+        if id != NONE {
+            self.bits[id as usize / 64] |= 1 << (id % 64);
+        }
+    }
+
+    /// The ranks counted, once every id is marked.
+    fn ranked(mut self) -> Self {
+        let mut before = 0;
+        self.ranks = (self.bits.iter())
+            .map(|w| {
+                let rank = before;
+                before += w.count_ones();
+                rank
+            })
+            .collect();
+        self
+    }
+
+    /// The key of a used `id` (0 for [`NONE`], whose row is null).
+    fn key(&self, id: u32) -> u32 {
+        if id == NONE {
+            return 0;
+        }
+        let (w, b) = (id as usize / 64, id % 64);
+        self.ranks[w] + (self.bits[w] & ((1u64 << b) - 1)).count_ones()
+    }
+
+    /// The used ids in order.
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (w * 64) as u32 + b
+                })
+            })
+        })
+    }
+}
+
 /// The scored rows as one record batch: one row per (job, partition, QOS), weighted factors as
 /// `prio_*` columns, each weighted TRES as `prio_tres_<name>` (`/` becomes `_`). Names are
 /// dictionary-encoded from the queue's interner.
@@ -505,23 +565,17 @@ pub fn jobs_batch(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
     // Every name column shares as its values the names these rows use, in id order (the queue's
     // interner may hold a whole tree's); the ids, renumbered, move in as keys, NONE (no QOS) as
     // a null.
-    let mut key_of = vec![NONE; jobs.names.len()];
-    let named = scores.job.iter().flat_map(|&j| [jobs.user[j as usize], jobs.account[j as usize]]);
-    for id in named.chain(scores.partition.iter().copied()).chain(scores.qos.iter().copied()) {
-        if id != NONE {
-            key_of[id as usize] = 0;
-        }
+    let mut used = UsedIds::new(jobs.names.len());
+    for &j in &scores.job {
+        used.mark(jobs.user[j as usize]);
+        used.mark(jobs.account[j as usize]);
     }
-    for (used, k) in key_of.iter_mut().filter(|k| **k != NONE).enumerate() {
-        *k = used as u32;
-    }
-    let values: ArrayRef = Arc::new(StringArray::from_iter_values(
-        key_of.iter().enumerate().filter(|(_, k)| **k != NONE).map(|(id, _)| jobs.names.name(id as u32)),
-    ));
+    scores.partition.iter().chain(&scores.qos).for_each(|&id| used.mark(id));
+    let used = used.ranked();
+    let values: ArrayRef = Arc::new(StringArray::from_iter_values(used.ids().map(|id| jobs.names.name(id))));
     let dict = |ids: Vec<u32>| -> Result<ArrayRef> {
         let nulls = ids.contains(&NONE).then(|| NullBuffer::from_iter(ids.iter().map(|&k| k != NONE)));
-        let keys =
-            UInt32Array::new(column(ids.len(), |r| key_of.get(ids[r] as usize).copied().unwrap_or(0)).into(), nulls);
+        let keys = UInt32Array::new(column(ids.len(), |r| used.key(ids[r])).into(), nulls);
         let a = DictionaryArray::<UInt32Type>::try_new(keys, values.clone()).map_err(|e| Error::format("<jobs>", e))?;
         Ok(Arc::new(a))
     };
@@ -575,6 +629,21 @@ mod tests {
     use super::*;
     use arrow::array::Int64Array;
     use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    /// Used ids come back in order, each keyed by its rank among them, across words of bits; no
+    /// name (NONE) is not marked, and keys as 0.
+    #[test]
+    fn used_ids_are_keyed_by_their_rank() {
+        let marked = [5u32, 64, 63, 0, 200, 5, 129, NONE, 64];
+        let mut used = UsedIds::new(201);
+        marked.iter().for_each(|&id| used.mark(id));
+        let used = used.ranked();
+        let ids: Vec<u32> = used.ids().collect();
+        assert_eq!(ids, [0, 5, 63, 64, 129, 200]);
+        let keys: Vec<u32> = ids.iter().map(|&id| used.key(id)).collect();
+        assert_eq!(keys, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(used.key(NONE), 0);
+    }
 
     /// `batch` written by [`write_parquet`]: the metadata of its first row group, and the file
     /// read back.
