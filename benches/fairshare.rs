@@ -9,6 +9,7 @@
 //! | `score` | the multifactor kernel alone ([`fairshare::priority::PreparedQueue::score_jobs`] over the whole queue, output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
 //! | `score_prepare` | what precedes it once per queue ([`SlurmPriority::prepare`]: partitions and QOS checked, associations indexed) | 10^5, 10^6 jobs |
 //! | `copy` | a plain copy of the bytes `score` reads and writes per job, for the ratio | 10^5, 10^6 jobs |
+//! | `exact_sum` | [`fairshare::usage::exact_sum::ExactSum::add`]: charge-like values (a record's decayed seconds times a TRES count) added to 4096 sums in cache, in a scattered order, as a charge adds them | 2^20 adds |
 //! | `sprio` | the scored queue as sprio's default text ([`fairshare::output::sprio::write_sprio`], into a sink), per job | 10^5, 10^6 jobs |
 //!
 //! With `FAIRSHARE_BENCH_10M=1` the pass and Parquet groups also run 10^7 associations (several GB of
@@ -147,6 +148,39 @@ fn tree_names(c: &mut Criterion) {
     group.finish();
 }
 
+/// `exact_sum`: the exact adds a charge makes per record (usage, and per TRES under `limits`),
+/// into sums that stay in cache, so the add itself is timed rather than the memory behind it.
+fn exact_sum(c: &mut Criterion) {
+    use fairshare::usage::exact_sum::ExactSum;
+    const SUMS: usize = 4096;
+    let mut group = c.benchmark_group("exact_sum");
+    let n = 1 << 20;
+    group.throughput(Throughput::Elements(n as u64));
+    let mut state = SEED;
+    let mut next = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state >> 11
+    };
+    // Decayed seconds of up to a few days times counts of 1 to 2^20 (CPUs to memory in MB), and
+    // the sum each goes to.
+    let adds: Vec<(usize, f64)> = (0..n)
+        .map(|_| {
+            let seconds = (next() % 300_000) as f64 * (next() as f64 / (1u64 << 53) as f64);
+            ((next() as usize) % SUMS, seconds * (1u64 << (next() % 21)) as f64)
+        })
+        .collect();
+    let mut sums = vec![ExactSum::default(); SUMS];
+    group.bench_function(BenchmarkId::from_parameter(n), |b| {
+        b.iter(|| {
+            for &(i, x) in black_box(&adds) {
+                sums[i].add(x).expect("charges are in range");
+            }
+        });
+    });
+    black_box(&sums);
+    group.finish();
+}
+
 /// `parquet_roundtrip`: what `fairshare compute --tree in.parquet --out out.parquet` does.
 fn parquet_roundtrip(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -272,7 +306,7 @@ fn score(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, passes, build, tree_names, parquet_roundtrip, score);
+criterion_group!(benches, passes, build, tree_names, exact_sum, parquet_roundtrip, score);
 fn main() {
     fairshare::memory::tune_allocator();
     benches();

@@ -22,7 +22,7 @@ use crate::tree::{AssocTres, SiblingOrder, TreeInput};
 
 use super::exact_sum::{self, ExactSum};
 use super::pair_index::{self, PairIndex};
-use super::slurm_decay::DecayPowers;
+use super::slurm_decay::DecayTables;
 use super::tres::TresSums;
 use super::{ExactDecay, JobRef, SlurmDecay};
 
@@ -236,8 +236,8 @@ pub struct ChargeContext<'a> {
     /// The cluster's TRES (with a slurm.conf), and whether their usage is kept per association
     /// (`AccountingStorageEnforce=limits`).
     tres: Option<(Vec<Tres>, bool)>,
-    /// Under Slurm's decay, the powers of its factor every job takes again.
-    powers: Option<DecayPowers>,
+    /// Under Slurm's decay, what every job's charge takes again.
+    decay_tables: Option<DecayTables>,
 }
 
 /// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet);
@@ -257,11 +257,11 @@ impl<'a> ChargeContext<'a> {
         let pairs = PairIndex::new(&users);
         // slurmctld keeps per-TRES usage and run times only when it enforces limits.
         let tres = conf.map(|c| (c.tracked_tres(), c.accounting_storage_enforce.limits));
-        let powers = match model {
-            DecayModel::Slurm(d) => Some(d.powers()),
+        let decay_tables = match model {
+            DecayModel::Slurm(d) => Some(d.tables()),
             DecayModel::Exact(_) => None,
         };
-        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres, powers }
+        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres, decay_tables }
     }
 
     /// Reports progress of the parallel reads to `progress`.
@@ -293,11 +293,11 @@ impl<'a> ChargeContext<'a> {
         self.pairs.find_batch(n, key, out);
     }
 
-    /// [`DecayModel::job_usage`], with the decay's powers computed once.
+    /// [`DecayModel::job_usage`], with the decay's tables computed once.
     fn job_usage(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
-        match self.model {
-            DecayModel::Slurm(d) => d.job_usage_with(start, end, billable, self.powers.as_ref()),
-            DecayModel::Exact(d) => d.job_usage(start, end, billable),
+        match (&self.decay_tables, self.model) {
+            (Some(t), _) => t.job_usage(start, end, billable),
+            (None, d) => d.job_usage(start, end, billable),
         }
     }
 
@@ -585,12 +585,13 @@ impl UsageCharger<'_, '_> {
     ) -> std::result::Result<(), OutOfRange> {
         let bill = r.billable * r.factor;
         let summable = |u: f64| if (0.0..USAGE_LIMIT).contains(&u) { Ok(u) } else { Err(OutOfRange::Usage(u)) };
-        let usage = summable(self.ctx.job_usage(r.start, end, bill))?;
-        let before = match self.ctx.pass_start_model() {
-            Some(d) if self.part.pass_start.is_some() => {
-                Some(summable(d.job_usage_at_last_pass_start_with(r.start, end, bill, self.ctx.powers.as_ref()))?)
+        // Classic under Slurm's decay also keeps the usage at the last pass's start.
+        let (usage, before) = match &self.ctx.decay_tables {
+            Some(t) if self.part.pass_start.is_some() => {
+                let (usage, before) = t.job_usages(r.start, end, bill);
+                (summable(usage)?, Some(summable(before)?))
             }
-            _ => None,
+            _ => (summable(self.ctx.job_usage(r.start, end, bill))?, None),
         };
         if let (Some(c), Some(sums)) = (counts, &mut self.part.tres) {
             let seconds =
