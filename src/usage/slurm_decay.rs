@@ -93,8 +93,11 @@ impl DecayTables {
             return (0.0, 0.0);
         }
         let (first, last) = self.passes_of(start, end);
-        let usage = self.usage_after(self.k_last, start, end, billable, first, last);
         let k = self.k_last;
+        if let Some((e, l)) = end.zip(last).filter(|&(_, l)| k >= 1 && l <= k - 2 && self.k_reset.is_none()) {
+            return self.usages_of_ended(start, e, l, billable, first);
+        }
+        let usage = self.usage_after(k, start, end, billable, first, last);
         // A reset due at the last pass clears everything before step 2 reads it.
         if self.k_reset.is_some_and(|r| r.min(k) == k) {
             return (usage, 0.0);
@@ -107,6 +110,44 @@ impl DecayTables {
         {
             let since = if k == 0 { start } else { start.max(previous) };
             before += self.charge(e - since, billable);
+        }
+        (usage, before)
+    }
+
+    /// [`DecayTables::job_usages`] of a job that ended before the previous pass (the last pass
+    /// at or before its end, `last`, is at most the last but two; the last pass is not the
+    /// first), with no reset: its passes are
+    /// the same after the last pass and at its start, only their decay differs, so each term is
+    /// found once and decayed twice (most of a day's history is such jobs). The same operations as
+    /// [`DecayTables::usage_after`] for each, so the same bits.
+    #[inline]
+    fn usages_of_ended(&self, start: i64, e: i64, last: i64, billable: f64, first: i64) -> (f64, f64) {
+        let (k, d) = (self.k_last, &self.decay);
+        let (mut usage, mut before) = (0.0, 0.0);
+        if d.fair_tree && start <= self.t0 && e >= self.t0 {
+            let charge = self.charge(self.t0 - start, billable);
+            usage += charge * self.decay(k);
+            before += charge * self.decay(k - 1);
+        }
+        let k_first = first.max(1);
+        if k_first <= last {
+            let charge = self.charge(self.pass(k_first) - start.max(self.pass(k_first - 1)), billable);
+            usage += charge * self.decay(k - k_first);
+            before += charge * self.decay(k - 1 - k_first);
+            let full = last - k_first;
+            if full > 0 {
+                let (charge, series) = (self.charge(self.c, billable), self.series(full));
+                usage += charge * self.decay(k - last) * series;
+                before += charge * self.decay(k - 1 - last) * series;
+            }
+        }
+        // It ended before the previous pass: its end-of-job charge is in both states.
+        if d.charge_job_end && e > start {
+            let since = if last < 0 { start } else { start.max(self.pass(last)) };
+            let charge = self.charge(e - since, billable);
+            let (decayed_by, decayed_by_before) = if last < 0 { (k, k - 1) } else { (k - last, k - 1 - last) };
+            usage += charge * self.decay(decayed_by);
+            before += charge * self.decay(decayed_by_before);
         }
         (usage, before)
     }
@@ -488,8 +529,12 @@ mod tests {
             let calc_period = [1, 7, 60, 300][case % 4];
             let c = i64::from(calc_period);
             let first_pass = next(2000) as i64 - 1000;
-            // Up to 3000 passes after the first (or before it), some past a table cut short below.
-            let now = first_pass + next(3000 * c as u64) as i64 - 200;
+            // Up to 3000 passes after the first (or before it), some past a table cut short below;
+            // every seventh decay within its first two passes.
+            let now = match case % 7 {
+                0 => first_pass + next(2 * c as u64) as i64,
+                _ => first_pass + next(3000 * c as u64) as i64 - 200,
+            };
             let reset = match next(3) {
                 0 => None,
                 _ => Some(first_pass + next(3000 * c as u64) as i64 - 100),
@@ -531,7 +576,7 @@ mod tests {
                 compared += usize::from(usage != 0.0) + usize::from(before != 0.0);
             }
         }
-        assert!(compared > 40_000, "most jobs are charged: {compared}");
+        assert!(compared > 30_000, "jobs charged: {compared}");
     }
 
     #[test]
