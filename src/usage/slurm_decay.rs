@@ -50,31 +50,19 @@ impl DecayTables {
         if dt <= 0 {
             return 0.0;
         }
-        let slice = match self.slice_charge.get(dt as usize) {
-            Some(&s) => s,
-            None => dt as f64 * self.df.powf(dt as f64),
-        };
-        slice * billable
+        tabled(&self.slice_charge, dt, || dt as f64 * self.df.powf(dt as f64)) * billable
     }
 
     /// `r^passes`.
     #[inline]
     fn decay(&self, passes: i64) -> f64 {
-        usize::try_from(passes)
-            .ok()
-            .and_then(|k| self.passes.get(k))
-            .copied()
-            .unwrap_or_else(|| self.r.powf(passes as f64))
+        tabled(&self.passes, passes, || self.r.powf(passes as f64))
     }
 
     /// The sum of `r^j` for j below `n`, as [`series`].
     #[inline]
     fn series(&self, n: i64) -> f64 {
-        usize::try_from(n)
-            .ok()
-            .and_then(|k| self.series.get(k))
-            .copied()
-            .unwrap_or_else(|| series(self.r, self.decay(n), n))
+        tabled(&self.series, n, || series(self.r, self.decay(n), n))
     }
 
     /// [`SlurmDecay::job_usage`], the same bits.
@@ -197,6 +185,12 @@ impl DecayTables {
         }
         usage
     }
+}
+
+/// `table[n]`, or `compute()` where the table stops.
+#[inline]
+fn tabled(table: &[f64], n: i64, compute: impl FnOnce() -> f64) -> f64 {
+    usize::try_from(n).ok().and_then(|k| table.get(k)).copied().unwrap_or_else(compute)
 }
 
 /// `(1 - r^n)/(1 - r)` from `r^n`, or `n` when `r` is 1: the decay of `n` full slices.
