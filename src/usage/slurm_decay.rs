@@ -261,7 +261,10 @@ impl SlurmDecay {
             k_reset: self.reset.filter(|&b| b > t0).map(|b| (b - t0 + c - 1).div_euclid(c)),
             df,
             r,
-            slice_charge: (0..=self.calc_period.max(1)).map(|dt| f64::from(dt) * df.powf(f64::from(dt))).collect(),
+            // A period of days would make a table of millions: longer slices compute their own.
+            slice_charge: (0..=self.calc_period.clamp(1, MAX_POWERS))
+                .map(|dt| f64::from(dt) * df.powf(f64::from(dt)))
+                .collect(),
             series: passes.iter().enumerate().map(|(n, &r_n)| series(r, r_n, n as i64)).collect(),
             passes,
         }
@@ -548,6 +551,7 @@ mod tests {
                 let keep = tables.passes.len().min(1 + next(50) as usize);
                 tables.passes.truncate(keep);
                 tables.series.truncate(keep);
+                tables.slice_charge.truncate(1 + next(calc_period as u64) as usize);
             }
             for _ in 0..200 {
                 // Starts and ends near passes (on them, a second either side) and anywhere.
@@ -571,6 +575,16 @@ mod tests {
             }
         }
         assert!(compared > 30_000, "jobs charged: {compared}");
+        // A period of a year: a slice table of 2^17 entries, not of 31 million.
+        let yearly = SlurmDecay { calc_period: 365 * 86_400, now: 3 * 365 * 86_400, ..decay(0, false, true) };
+        let tables = yearly.tables();
+        assert_eq!(tables.slice_charge.len(), MAX_POWERS as usize + 1);
+        for (start, end) in [(100, Some(20_000_000)), (5, None), (40_000_000, Some(90_000_000))] {
+            let (usage, before) = tables.job_usages(start, end, 3.0);
+            assert_eq!(usage.to_bits(), yearly.job_usage(start, end, 3.0).to_bits());
+            assert_eq!(before.to_bits(), yearly.job_usage_at_last_pass_start(start, end, 3.0).to_bits());
+            assert!(usage > 0.0, "{start} {end:?}");
+        }
     }
 
     #[test]
