@@ -104,10 +104,10 @@ impl DecayTables {
 
     /// [`DecayTables::job_usages`] of a job that ended before the previous pass (the last pass
     /// at or before its end, `last`, is at most the last but two; the last pass is not the
-    /// first), with no reset: its passes are
-    /// the same after the last pass and at its start, only their decay differs, so each term is
-    /// found once and decayed twice (most of a day's history is such jobs). The same operations as
-    /// [`DecayTables::usage_after`] for each, so the same bits.
+    /// first), with no reset: its passes are the same after the last pass and at its start, only
+    /// their decay differs, so each term is found once and decayed twice (most of a month's
+    /// history is such jobs). The same operations as [`DecayTables::usage_after`] for each, so
+    /// the same bits.
     #[inline]
     fn usages_of_ended(&self, start: i64, e: i64, last: i64, billable: f64, first: i64) -> (f64, f64) {
         let (k, d) = (self.k_last, &self.decay);
