@@ -238,6 +238,8 @@ pub struct ChargeContext<'a> {
     tres: Option<(Vec<Tres>, bool)>,
     /// Under Slurm's decay, what every job's charge takes again.
     decay_tables: Option<DecayTables>,
+    /// Under the exact decay, its rate per second.
+    exact_rate: f64,
 }
 
 /// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet);
@@ -261,7 +263,21 @@ impl<'a> ChargeContext<'a> {
             DecayModel::Slurm(d) => Some(d.tables()),
             DecayModel::Exact(_) => None,
         };
-        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres, decay_tables }
+        let exact_rate = match model {
+            DecayModel::Exact(d) => d.rate(),
+            DecayModel::Slurm(_) => f64::NAN,
+        };
+        ChargeContext {
+            pairs,
+            rows: input.records.len(),
+            conf,
+            qos,
+            model,
+            progress: None,
+            tres,
+            decay_tables,
+            exact_rate,
+        }
     }
 
     /// Reports progress of the parallel reads to `progress`.
@@ -297,6 +313,7 @@ impl<'a> ChargeContext<'a> {
     fn job_usage(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
         match (&self.decay_tables, self.model) {
             (Some(t), _) => t.job_usage(start, end, billable),
+            (None, DecayModel::Exact(d)) => d.job_usage_at_rate(start, end, billable, self.exact_rate),
             (None, d) => d.job_usage(start, end, billable),
         }
     }

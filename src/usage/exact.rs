@@ -26,6 +26,17 @@ impl ExactDecay {
     /// assert!((ratio - 0.5).abs() < 1e-12);
     /// ```
     pub fn job_usage(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
+        self.job_usage_at_rate(start, end, billable, self.rate())
+    }
+
+    /// The decay rate per second, `ln 2 / half_life` (unused without a half-life).
+    pub(crate) fn rate(&self) -> f64 {
+        std::f64::consts::LN_2 / f64::from(self.half_life)
+    }
+
+    /// [`ExactDecay::job_usage`] with its [`ExactDecay::rate`] computed once for many jobs: a
+    /// charge of 10^8 records divided for it before each job's `exp`, which waited on it.
+    pub(crate) fn job_usage_at_rate(&self, start: i64, end: Option<i64>, billable: f64, rate: f64) -> f64 {
         let from = self.reset.map_or(start, |r| start.max(r));
         let to = end.map_or(self.now, |e| e.min(self.now));
         if to <= from || billable == 0.0 {
@@ -35,7 +46,6 @@ impl ExactDecay {
         if self.half_life == 0 {
             return billable * run;
         }
-        let rate = std::f64::consts::LN_2 / f64::from(self.half_life);
         // expm1 keeps short jobs exact: the integral is b/rate · e^(-rate·age_end) · (1 - e^(-rate·run)).
         billable / rate * (-rate * (self.now - to) as f64).exp() * -(-rate * run).exp_m1()
     }
