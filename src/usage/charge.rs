@@ -236,10 +236,16 @@ pub struct ChargeContext<'a> {
     /// The cluster's TRES (with a slurm.conf), and whether their usage is kept per association
     /// (`AccountingStorageEnforce=limits`).
     tres: Option<(Vec<Tres>, bool)>,
-    /// Under Slurm's decay, what every job's charge takes again.
-    decay_tables: Option<DecayTables>,
-    /// Under the exact decay, its rate per second.
-    exact_rate: f64,
+    /// The model with what every job's charge takes again computed once.
+    job_decay: JobDecay,
+}
+
+/// A [`DecayModel`] with what every job's charge takes again computed once.
+enum JobDecay {
+    /// Slurm's decay, tabled.
+    Slurm(DecayTables),
+    /// The exact decay and its rate per second.
+    Exact(ExactDecay, f64),
 }
 
 /// Told `(done, total)` as a long read advances (bytes of a text file, row groups of Parquet);
@@ -259,25 +265,11 @@ impl<'a> ChargeContext<'a> {
         let pairs = PairIndex::new(&users);
         // slurmctld keeps per-TRES usage and run times only when it enforces limits.
         let tres = conf.map(|c| (c.tracked_tres(), c.accounting_storage_enforce.limits));
-        let decay_tables = match model {
-            DecayModel::Slurm(d) => Some(d.tables()),
-            DecayModel::Exact(_) => None,
+        let job_decay = match model {
+            DecayModel::Slurm(d) => JobDecay::Slurm(d.tables()),
+            DecayModel::Exact(d) => JobDecay::Exact(d, d.rate()),
         };
-        let exact_rate = match model {
-            DecayModel::Exact(d) => d.rate(),
-            DecayModel::Slurm(_) => f64::NAN,
-        };
-        ChargeContext {
-            pairs,
-            rows: input.records.len(),
-            conf,
-            qos,
-            model,
-            progress: None,
-            tres,
-            decay_tables,
-            exact_rate,
-        }
+        ChargeContext { pairs, rows: input.records.len(), conf, qos, model, progress: None, tres, job_decay }
     }
 
     /// Reports progress of the parallel reads to `progress`.
@@ -309,12 +301,11 @@ impl<'a> ChargeContext<'a> {
         self.pairs.find_batch(n, key, out);
     }
 
-    /// [`DecayModel::job_usage`], with the decay's tables computed once.
+    /// [`DecayModel::job_usage`], with what every job takes again computed once.
     fn job_usage(&self, start: i64, end: Option<i64>, billable: f64) -> f64 {
-        match (&self.decay_tables, self.model) {
-            (Some(t), _) => t.job_usage(start, end, billable),
-            (None, DecayModel::Exact(d)) => d.job_usage_at_rate(start, end, billable, self.exact_rate),
-            (None, d) => d.job_usage(start, end, billable),
+        match &self.job_decay {
+            JobDecay::Slurm(t) => t.job_usage(start, end, billable),
+            JobDecay::Exact(d, rate) => d.job_usage_at_rate(start, end, billable, *rate),
         }
     }
 
@@ -603,8 +594,8 @@ impl UsageCharger<'_, '_> {
         let bill = r.billable * r.factor;
         let summable = |u: f64| if (0.0..USAGE_LIMIT).contains(&u) { Ok(u) } else { Err(OutOfRange::Usage(u)) };
         // Classic under Slurm's decay also keeps the usage at the last pass's start.
-        let (usage, before) = match &self.ctx.decay_tables {
-            Some(t) if self.part.pass_start.is_some() => {
+        let (usage, before) = match &self.ctx.job_decay {
+            JobDecay::Slurm(t) if self.part.pass_start.is_some() => {
                 let (usage, before) = t.job_usages(r.start, end, bill);
                 (summable(usage)?, Some(summable(before)?))
             }
