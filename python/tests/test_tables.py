@@ -3,6 +3,7 @@ command line: histories, flux scores, compare, explain's numbers, interruption."
 
 import _thread
 import datetime
+import signal
 import threading
 import time
 
@@ -164,10 +165,23 @@ def test_ctrl_c_stops_a_long_charge(tmp_path):
     many = pl.concat([jobs] * (2_000_000 // jobs.height + 1))
     path = tmp_path / "many.parquet"
     many.write_parquet(path, row_group_size=20_000)
+    # A suite started in the background inherits SIGINT ignored, and Python then leaves it so:
+    # `interrupt_main` would do nothing, and the charges below would run on. Python's own handler
+    # for the test's length, then whatever was there.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        said = _interrupted_charges(path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert said and said[-1] == "interrupted while charging job records", said
+
+
+def _interrupted_charges(path):
+    """What the KeyboardInterrupts said that stopped charges of `path`, up to the engine's."""
     # An interrupt landing outside a charge (between two calls, or after its last row group) is
-    # Python's own, without our words: try again; only the engine says what it stopped. One lost on
-    # its way (the whole suite once hung here, charging on with no interrupt to see, though the
-    # test alone passed) ends the attempt at a deadline instead of after a thousand more charges.
+    # Python's own, without our words: try again; only the engine says what it stopped. An attempt
+    # whose interrupt never comes ends at a deadline, so that a lost one fails the test rather
+    # than hangs it.
     said = []
     for _ in range(20):
         timer = threading.Timer(0.2, _thread.interrupt_main)
@@ -182,4 +196,4 @@ def test_ctrl_c_stops_a_long_charge(tmp_path):
                 break
         finally:
             timer.cancel()
-    assert said and said[-1] == "interrupted while charging job records", said
+    return said
