@@ -3,9 +3,9 @@
 //! A tree or a queue is held in memory whole; past what the machine has, the kernel would kill the
 //! process part-way (no message, no output). The readers estimate what an input needs from its
 //! size (or its Parquet row count) and stop early with an error instead. The estimates are the
-//! measured costs per row, rounded up (docs/performance-log.md, "Peak memory per stage"). [`tune_allocator`] sets
-//! how mimalloc, the binary's allocator, returns memory, and turns off transparent huge pages;
-//! `huge_vec` and `prefetch` serve tables read or written at random.
+//! measured costs per row, rounded up (docs/performance-log.md, "Peak memory per stage").
+//! [`tune_allocator`] sets how mimalloc, the binary's allocator, returns memory, and turns off
+//! transparent huge pages; `huge_vec` and `prefetch` serve tables read or written at random.
 
 use std::path::Path;
 

@@ -4,8 +4,8 @@
 //! bars were found 8 bytes at a time, and the loop over each word's bars took a branch that the
 //! CPU could not predict about once per word. Here one 64-bit mask per 64 bytes (SSE2, which
 //! every x86_64 CPU has; elsewhere the same mask from 8-byte words) leaves one such branch per
-//! 64 bytes. In `perf` of charging 10^7 `sacct` lines (docs/performance-log.md), the split went from
-//! 16.6% of the samples to about 7%.
+//! 64 bytes. In `perf` of charging 10^7 `sacct` lines (docs/performance-log.md), the split went
+//! from 16.6% of the samples to about 7%.
 
 /// The end of each `|`-separated field of `line`, written to `ends` (cleared first): the byte
 /// offset of each bar, then `line.len()`. With a `limit`, at most that many fields: the last one
