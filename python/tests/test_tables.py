@@ -167,12 +167,14 @@ def test_ctrl_c_stops_a_long_charge(tmp_path):
     many.write_parquet(path, row_group_size=20_000)
     # A suite started in the background inherits SIGINT ignored, and Python then leaves it so:
     # `interrupt_main` would do nothing, and the charges below would run on. Python's own handler
-    # for the test's length, then whatever was there.
+    # for the test's length, then whatever was there (None: a handler Python did not set, which it
+    # cannot put back).
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         said = _interrupted_charges(path)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     assert said and said[-1] == "interrupted while charging job records", said
 
 
