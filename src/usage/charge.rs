@@ -316,7 +316,7 @@ impl<'a> ChargeContext<'a> {
 
     /// A charger with zero usage, summing per association as it goes.
     pub fn charger(&self) -> UsageCharger<'_, 'a> {
-        let keeps_pass_start = self.pass_start_model().is_some();
+        let keeps_pass_start = self.keeps_pass_start();
         // The sums are added to at random by every record, as the lookup's table is read: on
         // huge pages, like it.
         UsageCharger {
@@ -346,12 +346,10 @@ impl<'a> ChargeContext<'a> {
         }
     }
 
-    /// The decay thread whose last pass's start a charger also keeps: Slurm's, for classic.
-    fn pass_start_model(&self) -> Option<SlurmDecay> {
-        match self.model {
-            DecayModel::Slurm(d) if !d.fair_tree => Some(d),
-            _ => None,
-        }
+    /// Whether a charger also keeps the usage at the last pass's start: under Slurm's decay
+    /// thread, for classic.
+    fn keeps_pass_start(&self) -> bool {
+        matches!(self.model, DecayModel::Slurm(d) if !d.fair_tree)
     }
 
     /// Charges the parts of an input (row groups, blocks of lines) that `next` hands out, in

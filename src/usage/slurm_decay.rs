@@ -11,8 +11,8 @@
 
 use super::tres::scaled_secs;
 
-/// Passes whose decay [`DecayPowers`] keeps (a year of 5-minute passes; older charges compute
-/// their own).
+/// Passes (and pass-interval seconds) whose factors [`DecayTables`] keeps: a year of 5-minute
+/// passes; longer ones compute their own.
 const MAX_POWERS: u32 = 1 << 17;
 
 /// A [`SlurmDecay`] with what job after job takes again computed once: the passes, and per
