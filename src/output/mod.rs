@@ -2,6 +2,7 @@
 
 pub mod assoc_csv;
 pub mod atomic;
+mod dictionary_chunk;
 mod direct;
 pub mod entitlement;
 pub mod forecast;

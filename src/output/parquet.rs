@@ -16,15 +16,19 @@ use arrow::datatypes::{
     DataType, Field, Fields, Float64Type, Int32Type, Int64Type, Schema, SchemaRef, UInt32Type, UInt64Type,
 };
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::basic::{Compression, Encoding, Type as PhysicalType, ZstdLevel};
+use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT, EnabledStatistics, WriterProperties};
+use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnDescPtr;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
 use super::atomic::AtomicFile;
+use super::dictionary_chunk::{self, Dictionary, NO_RANK, ValueOrder};
 use crate::error::{Error, Result};
 use crate::jobs::PendingJobs;
 use crate::memory::prefetch;
@@ -262,26 +266,6 @@ fn value_bits(column: &dyn Array) -> Option<Box<dyn Fn(usize) -> u64 + '_>> {
     })
 }
 
-/// True for a name column whose distinct names in a row group's worth of rows would overflow a
-/// dictionary page: the writer would hash every row into a dictionary only to fall back to plain
-/// pages (a 10^7-job queue against 9·10^5 users spent a tenth of `score` there).
-fn names_overflow_dictionary(column: &dyn Array) -> bool {
-    let Some(dict) = column.as_any_dictionary_opt() else { return false };
-    let Some(values) = dict.values().as_string_opt::<i32>().filter(|v| !v.is_empty()) else { return false };
-    let rows = dict.slice(0, dict.len().min(ROW_GROUP_ROWS));
-    let mut seen = vec![false; values.len()];
-    let mut bytes = 0;
-    for (i, k) in rows.as_any_dictionary().normalized_keys().into_iter().enumerate() {
-        if rows.is_valid(i) && !std::mem::replace(&mut seen[k], true) {
-            bytes += values.value_length(k) as usize + 4;
-            if bytes > DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT {
-                return true;
-            }
-        }
-    }
-    false
-}
-
 /// A dictionary column of names as the plain strings it stands for (any other column as it is),
 /// gathered a task of rows at a time across rayon.
 ///
@@ -340,6 +324,98 @@ const GATHER_AHEAD: usize = 16;
 /// ZSTD level of every Parquet output.
 const ZSTD_LEVEL: i32 = 1;
 
+fn zstd_level() -> ZstdLevel {
+    ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")
+}
+
+/// A chunk of a name column (an Arrow dictionary of strings) as keys and the dictionary of the
+/// names its rows use, keyed by their order in the column's values; `None` for another column,
+/// or names past [`MAX_NAME_DICTIONARY`] bytes.
+fn name_dictionary(names: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
+    let dict = names.as_dictionary_opt::<UInt32Type>()?;
+    let values = dict.values().as_string_opt::<i32>()?;
+    let keys = dict.keys();
+    let mut used = UsedIds::new(values.len());
+    for r in (0..keys.len()).filter(|&r| keys.is_valid(r)) {
+        used.mark(keys.value(r));
+    }
+    let used = used.ranked();
+    let (mut plain, mut len) = (Vec::new(), 0);
+    for id in used.ids() {
+        let name = values.value(id as usize).as_bytes();
+        plain.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        plain.extend_from_slice(name);
+        len += 1;
+        if plain.len() > MAX_NAME_DICTIONARY {
+            return None;
+        }
+    }
+    let keys = column(keys.len(), |r| if keys.is_valid(r) { used.key(keys.value(r)) } else { 0 });
+    Some((keys, Dictionary { plain, len, statistics: None, order: None }))
+}
+
+/// A chunk of a column of numbers (`Float64`, `Int32` or `Int64`) as keys and the dictionary of
+/// its distinct values, with their statistics (min and max as arrow-rs takes them: NaN left out,
+/// -0 below +0); `None` for another column, or past a dictionary page's worth of values.
+fn number_dictionary(numbers: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
+    let width = numbers.data_type().primitive_width()?;
+    let bits = value_bits(numbers.as_ref())?;
+    let nulls = numbers.logical_nulls();
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    let most = DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT / width;
+    let (keys, values) = dictionary_chunk::intern(numbers.len(), |i| valid(i).then(|| bits(i)), most)?;
+    if values.is_empty() {
+        return None;
+    }
+    let nulls = Some(numbers.logical_null_count() as u64);
+    // Keys in the order of their values, NaN last; the statistics' bounds are the first and the
+    // last of those that are not NaN.
+    let mut key: Vec<u32> = (0..values.len() as u32).collect();
+    let (statistics, physical, numbers) = match numbers.data_type() {
+        DataType::Float64 => {
+            let value = |k: u32| f64::from_bits(values[k as usize]);
+            key.sort_unstable_by(|&a, &b| {
+                value(a).is_nan().cmp(&value(b).is_nan()).then(value(a).total_cmp(&value(b)))
+            });
+            let numbers = key.iter().take_while(|&&k| !value(k).is_nan()).count();
+            let (min, max) = (key[..numbers].first(), key[..numbers].last());
+            // Rows of NaN, counted as arrow-rs counts them.
+            let nans = match key.len() - numbers {
+                0 => 0,
+                _ => (0..keys.len()).filter(|&r| valid(r) && value(keys[r]).is_nan()).count() as u64,
+            };
+            let stats = ValueStatistics::new(min.map(|&k| value(k)), max.map(|&k| value(k)), None, nulls, false);
+            let stats = stats.with_nan_count(Some(nans)).with_backwards_compatible_min_max(true);
+            (Statistics::from(stats), PhysicalType::DOUBLE, numbers)
+        }
+        DataType::Int32 => {
+            let value = |k: u32| values[k as usize] as i32;
+            key.sort_unstable_by_key(|&k| value(k));
+            let (min, max) = (key.first().map(|&k| value(k)), key.last().map(|&k| value(k)));
+            let stats = ValueStatistics::new(min, max, None, nulls, false);
+            (Statistics::from(stats.with_backwards_compatible_min_max(true)), PhysicalType::INT32, key.len())
+        }
+        DataType::Int64 => {
+            let value = |k: u32| values[k as usize] as i64;
+            key.sort_unstable_by_key(|&k| value(k));
+            let (min, max) = (key.first().map(|&k| value(k)), key.last().map(|&k| value(k)));
+            let stats = ValueStatistics::new(min, max, None, nulls, false);
+            (Statistics::from(stats.with_backwards_compatible_min_max(true)), PhysicalType::INT64, key.len())
+        }
+        _ => return None,
+    };
+    let mut plain = Vec::with_capacity(values.len() * width);
+    for &v in &values {
+        plain.extend_from_slice(&v.to_le_bytes()[..width]);
+    }
+    let mut rank = vec![NO_RANK; values.len()];
+    for (r, &k) in key[..numbers].iter().enumerate() {
+        rank[k as usize] = r as u32;
+    }
+    let order = ValueOrder { rank, key, physical, width };
+    Some((keys, Dictionary { plain, len: values.len(), statistics: Some(statistics), order: Some(order) }))
+}
+
 /// Writes `batch` to `path` atomically, ZSTD-compressed, with `metadata`.
 ///
 /// # Errors
@@ -371,17 +447,39 @@ fn plain_names(schema: &SchemaRef) -> SchemaRef {
 /// Each batch is cut into row groups of at most 2^20 rows, encoded and compressed
 /// column by column across rayon, a few row groups at a time, and appended in order. Each column
 /// chunk is encoded on its own, so the bytes depend on the rows and their batches, never on the
-/// thread count.
+/// thread count. Names, and numbers that repeat, are dictionary-encoded here from their keys
+/// ([`dictionary_chunk`]), the rest by arrow-rs.
 pub struct ParquetSink {
     path: std::path::PathBuf,
     schema: SchemaRef,
-    /// Per field: a dictionary of names written as plain pages, handed to the writer as the plain
-    /// strings it would gather ([`gathered_names`]).
-    gathered: Vec<bool>,
+    /// Per field: how its chunks are written.
+    kinds: Vec<ChunkKind>,
     writer: SerializedFileWriter<AtomicFile>,
     factory: ArrowRowGroupWriterFactory,
     row_groups: usize,
 }
+
+/// How a field's column chunks are written.
+enum ChunkKind {
+    /// By arrow-rs, as the writer's properties say.
+    Arrow,
+    /// A dictionary of names keyed by rank ([`name_dictionary`]), written here; past
+    /// [`MAX_NAME_DICTIONARY`] bytes, plain by arrow-rs, gathered first ([`gathered_names`]).
+    Names(ColumnDescPtr),
+    /// Numbers that repeat, interned here ([`number_dictionary`]); past a dictionary page's worth,
+    /// plain by arrow-rs.
+    Numbers(ColumnDescPtr),
+}
+
+/// One encoded column chunk.
+enum Chunk {
+    Arrow(ArrowColumnChunk),
+    Keyed(bytes::Bytes, ColumnCloseResult),
+}
+
+/// The largest dictionary of names (its PLAIN bytes) a chunk is written with; a page must stay
+/// under 2 GiB, and a reader holds the dictionary whole.
+const MAX_NAME_DICTIONARY: usize = 1 << 28;
 
 impl ParquetSink {
     /// Starts a file at `path` (ZSTD, `metadata` in the footer) for batches of the schema of
@@ -392,42 +490,56 @@ impl ParquetSink {
     pub fn create(path: &Path, first: &RecordBatch, metadata: Vec<KeyValue>) -> Result<Self> {
         let file = AtomicFile::create(path)?;
         let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
+            .set_compression(Compression::ZSTD(zstd_level()))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_key_value_metadata(Some(metadata));
         // A dictionary makes few-valued numbers (weighted factors, depths) smaller and faster to
         // compress, but on nearly distinct ones (ids, usage) it is built only to be thrown away.
-        let mut gathered = Vec::new();
-        // (Whether the column gets no dictionary, whether its names overflow one.)
-        let plain: Vec<(bool, bool)> = first
+        let plain: Vec<bool> = first
             .columns()
             .par_iter()
-            .map(|c| {
-                let overflows = names_overflow_dictionary(c.as_ref());
-                (overflows || mostly_distinct(c.as_ref()) || numbers_overflow_dictionary(c.as_ref()), overflows)
-            })
+            .map(|c| mostly_distinct(c.as_ref()) || numbers_overflow_dictionary(c.as_ref()))
             .collect();
-        for ((field, c), (plain, overflows)) in first.schema().fields().iter().zip(first.columns()).zip(plain) {
+        let mut keyed = Vec::new();
+        for ((field, c), plain) in first.schema().fields().iter().zip(first.columns()).zip(plain) {
             let path = || ColumnPath::from(field.name().as_str());
-            if plain {
+            let names = matches!(field.data_type(), DataType::Dictionary(..));
+            let numbers = !plain && matches!(field.data_type(), DataType::Float64 | DataType::Int32 | DataType::Int64);
+            // What arrow-rs writes of a keyed column is the fallback: plain.
+            if plain || names || numbers {
                 props = props.set_column_dictionary_enabled(path(), false);
-                if neighbours_close(c) {
+                if plain && neighbours_close(c) {
                     props = props.set_column_encoding(path(), Encoding::DELTA_BINARY_PACKED);
                 }
             }
-            gathered.push(overflows);
             // Names repeated row after row (users, accounts, partitions of jobs) in no order: each
             // row group's min and max would span nearly every name, so they could prune nothing,
             // and comparing every value for them was a tenth of a 10^7-job `score`.
-            if matches!(field.data_type(), DataType::Dictionary(..)) {
+            if names {
                 props = props.set_column_statistics_enabled(path(), EnabledStatistics::None);
             }
+            keyed.push((names, numbers));
         }
         let schema = plain_names(&first.schema());
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(|e| Error::format(path, e))?;
-        Ok(ParquetSink { path: path.to_path_buf(), schema, gathered, writer, factory, row_groups: 0 })
+        let mut leaf = 0;
+        let kinds = schema
+            .fields()
+            .iter()
+            .zip(keyed)
+            .map(|(field, (names, numbers))| {
+                let descr = writer.schema_descr().column(leaf);
+                leaf += leaf_count(field.data_type());
+                match (names, numbers) {
+                    (true, _) => ChunkKind::Names(descr),
+                    (_, true) => ChunkKind::Numbers(descr),
+                    _ => ChunkKind::Arrow,
+                }
+            })
+            .collect();
+        Ok(ParquetSink { path: path.to_path_buf(), schema, kinds, writer, factory, row_groups: 0 })
     }
 
     /// Appends the rows of `batch` (of the sink's schema).
@@ -442,30 +554,38 @@ impl ParquetSink {
             for &g in wave {
                 let rows = batch.slice(g * ROW_GROUP_ROWS, ROW_GROUP_ROWS.min(batch.num_rows() - g * ROW_GROUP_ROWS));
                 let mut writers = self.factory.create_column_writers(self.row_groups + g).map_err(enc)?.into_iter();
-                let columns = rows
-                    .columns()
-                    .iter()
-                    .zip(&self.gathered)
-                    .map(|(c, &gather)| if gather { gathered_names(c) } else { c.clone() });
                 // A struct column has a writer per field (leaf), in order.
-                for (field, column) in self.schema.fields().iter().zip(columns) {
-                    tasks.push((
-                        writers.by_ref().take(leaf_count(field.data_type())).collect::<Vec<_>>(),
-                        field,
-                        column,
-                    ));
+                for ((field, column), kind) in self.schema.fields().iter().zip(rows.columns()).zip(&self.kinds) {
+                    let writers = writers.by_ref().take(leaf_count(field.data_type())).collect::<Vec<_>>();
+                    tasks.push((writers, field, column.clone(), kind));
                 }
             }
             let chunks = tasks
                 .into_par_iter()
-                .map(|(writers, field, column)| {
+                .map(|(writers, field, column, kind)| {
+                    let keyed = match kind {
+                        ChunkKind::Arrow => None,
+                        ChunkKind::Names(descr) => name_dictionary(&column).map(|k| (descr, k)),
+                        ChunkKind::Numbers(descr) => number_dictionary(&column).map(|k| (descr, k)),
+                    };
+                    if let Some((descr, (keys, dictionary))) = keyed {
+                        let (bytes, close) = dictionary_chunk::write_chunk(
+                            descr.clone(),
+                            zstd_level(),
+                            &keys,
+                            column.nulls(),
+                            dictionary,
+                        )?;
+                        return Ok(vec![Chunk::Keyed(bytes, close)]);
+                    }
+                    let column = if matches!(kind, ChunkKind::Names(_)) { gathered_names(&column) } else { column };
                     let leaves = compute_leaves(field, &column)?;
                     writers
                         .into_iter()
                         .zip(leaves)
                         .map(|(mut w, leaf)| {
                             w.write(&leaf)?;
-                            w.close()
+                            w.close().map(Chunk::Arrow)
                         })
                         .collect::<std::result::Result<Vec<_>, _>>()
                 })
@@ -477,7 +597,11 @@ impl ParquetSink {
             for _ in wave {
                 let mut row_group = self.writer.next_row_group().map_err(enc)?;
                 for chunk in chunks.by_ref().take(leaves) {
-                    chunk.append_to_row_group(&mut row_group).map_err(enc)?;
+                    match chunk {
+                        Chunk::Arrow(chunk) => chunk.append_to_row_group(&mut row_group),
+                        Chunk::Keyed(bytes, close) => row_group.append_column(&bytes, close),
+                    }
+                    .map_err(enc)?;
                 }
                 row_group.close().map_err(enc)?;
             }
@@ -719,8 +843,9 @@ mod tests {
     }
 
     #[test]
-    fn names_too_many_for_a_dictionary_page_are_written_plain() {
-        // 60,000 distinct 20-byte names overflow a 1 MiB dictionary page; 3 names do not.
+    fn names_are_dictionary_encoded_from_their_keys_however_many() {
+        // 60,000 distinct 20-byte names (more than arrow-rs's 1 MiB dictionary page), 3 names, and
+        // 50 of the 60,000; null rows, and six pages of rows.
         let many = StringArray::from_iter_values((0..60_000).map(|i| format!("user-with-a-name{i:04}")));
         let n = 120_000u32;
         let dict = |values: StringArray, modulo: u32| -> ArrayRef {
@@ -733,14 +858,139 @@ mod tests {
             ("few_of_many", dict(many, 50)),
         ])
         .unwrap();
-        assert_eq!(
-            batch.columns().iter().map(|c| names_overflow_dictionary(c)).collect::<Vec<_>>(),
-            [true, false, false]
-        );
         let (group, back) = written(&batch);
-        assert_eq!(encoded(&group, Encoding::RLE_DICTIONARY), [false, true, true]);
-        let expected = arrow::compute::cast(batch.column(0), &DataType::Utf8).unwrap();
-        assert_eq!(back.column(0).as_ref(), expected.as_ref());
+        assert_eq!(encoded(&group, Encoding::RLE_DICTIONARY), [true, true, true]);
+        assert_eq!(encoded(&group, Encoding::PLAIN), [true, true, true], "the dictionary pages");
+        for (i, c) in batch.columns().iter().enumerate() {
+            let expected = arrow::compute::cast(c, &DataType::Utf8).unwrap();
+            assert_eq!(back.column(i).as_ref(), expected.as_ref(), "column {i}");
+        }
+        // The dictionary holds the names the rows use, not the 60,000 the values offer.
+        let few = group.column(2);
+        let dictionary_page = few.data_page_offset() - few.dictionary_page_offset().expect("a dictionary page");
+        assert!(dictionary_page < 2000, "{dictionary_page} bytes");
+    }
+
+    /// Numbers keyed here carry what arrow-rs gives the same values (its chunk statistics; NaN
+    /// left out of the bounds, -0 below +0), each page's bounds in the column index, and read
+    /// back the same, whole and by pages through the offset index.
+    #[test]
+    fn keyed_numbers_read_back_with_arrow_rs_statistics_and_page_bounds() {
+        use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection};
+        use parquet::file::metadata::PageIndexPolicy;
+        use parquet::file::page_index::column_index::ColumnIndexMetaData;
+        let n = 70_000usize;
+        let floats = [1.5, -0.0, 0.0, f64::NAN, -3.25, 1e300];
+        let batch = RecordBatch::try_from_iter([
+            (
+                "factor",
+                Arc::new(Float64Array::from_iter((0..n).map(|i| (i % 11 != 0).then_some(floats[(i / 3) % 6]))))
+                    as ArrayRef,
+            ),
+            // A page (rows 40,000-59,999) of NaN alone: no bounds, so no column index.
+            (
+                "nan_page",
+                Arc::new(Float64Array::from_iter_values(
+                    (0..n).map(|i| if (40_000..60_000).contains(&i) { f64::NAN } else { (i % 4) as f64 }),
+                )),
+            ),
+            ("nice", Arc::new(Int32Array::from_iter_values((0..n).map(|i| (i % 9) as i32 - 4)))),
+            ("level", Arc::new(Int64Array::from_iter((0..n).map(|i| (i >= 20_000).then_some((i % 5) as i64 * -7))))),
+        ])
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours.parquet");
+        write_parquet(&ours, &batch, Vec::new()).unwrap();
+        let theirs = dir.path().join("theirs.parquet");
+        let mut w = ArrowWriter::try_new(std::fs::File::create(&theirs).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let meta = |p: &Path| {
+            let file = std::fs::File::open(p).unwrap();
+            let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+            ParquetRecordBatchReaderBuilder::try_new_with_options(file, options).unwrap().metadata().clone()
+        };
+        let (ours_meta, theirs_meta) = (meta(&ours), meta(&theirs));
+        let group = ours_meta.row_group(0);
+        assert_eq!(encoded(group, Encoding::RLE_DICTIONARY), [true; 4]);
+        for c in 0..4 {
+            assert_eq!(group.column(c).statistics(), theirs_meta.row_group(0).column(c).statistics(), "column {c}");
+        }
+        let pages = ours_meta.page_index_for_row_group(0);
+        assert!(pages.column_index(1).is_none(), "a page of NaN: no index");
+        for c in [0, 2, 3] {
+            let index = pages.column_index(c).expect("an index");
+            let locations = pages.offset_index(c).expect("an offset index").page_locations();
+            let starts: Vec<usize> = locations.iter().map(|l| l.first_row_index as usize).collect();
+            assert_eq!(starts, [0, 20_000, 40_000, 60_000], "column {c}");
+            for (p, &start) in starts.iter().enumerate() {
+                let rows = batch.column(c).slice(start, 20_000.min(n - start));
+                let nulls = rows.null_count() as i64;
+                let bounds = |i: usize| -> Option<(f64, f64)> {
+                    let v: Vec<f64> = match (i, &rows) {
+                        (0, r) => r.as_primitive::<Float64Type>().iter().flatten().filter(|v| !v.is_nan()).collect(),
+                        (2, r) => r.as_primitive::<Int32Type>().iter().flatten().map(f64::from).collect(),
+                        (_, r) => r.as_primitive::<Int64Type>().iter().flatten().map(|v| v as f64).collect(),
+                    };
+                    let low = v.iter().copied().min_by(f64::total_cmp)?;
+                    Some((low, v.iter().copied().max_by(f64::total_cmp)?))
+                };
+                let (low, high, null_count) = match index {
+                    ColumnIndexMetaData::DOUBLE(x) => {
+                        (x.min_value(p).copied(), x.max_value(p).copied(), x.null_count(p))
+                    }
+                    ColumnIndexMetaData::INT32(x) => {
+                        (x.min_value(p).map(|&v| f64::from(v)), x.max_value(p).map(|&v| f64::from(v)), x.null_count(p))
+                    }
+                    ColumnIndexMetaData::INT64(x) => {
+                        (x.min_value(p).map(|&v| v as f64), x.max_value(p).map(|&v| v as f64), x.null_count(p))
+                    }
+                    other => panic!("column {c}: {other:?}"),
+                };
+                let bits = |b: Option<(f64, f64)>| b.map(|(l, h)| (l.to_bits(), h.to_bits()));
+                assert_eq!(bits(low.zip(high)), bits(bounds(c)), "column {c} page {p}");
+                assert_eq!(null_count, Some(nulls), "column {c} page {p}");
+            }
+        }
+        let read = |selection: Option<RowSelection>| {
+            let file = std::fs::File::open(&ours).unwrap();
+            let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+            let mut b = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options).unwrap();
+            if let Some(s) = selection {
+                b = b.with_row_selection(s);
+            }
+            let batches: Vec<_> = b.build().unwrap().map(|b| b.unwrap()).collect();
+            arrow::compute::concat_batches(&batch.schema(), &batches).unwrap()
+        };
+        // NaN compares unequal: compare by bits, as the written values.
+        let same = |a: &RecordBatch, b: &RecordBatch| {
+            a.num_rows() == b.num_rows()
+                && (0..a.num_columns()).all(|c| {
+                    let (x, y) = (a.column(c).to_data(), b.column(c).to_data());
+                    let bytes = |d: &arrow::array::ArrayData| {
+                        let w = d.data_type().primitive_width().unwrap();
+                        d.buffers()[0].as_slice()[d.offset() * w..(d.offset() + d.len()) * w].to_vec()
+                    };
+                    let valid = |d: &arrow::array::ArrayData| (0..d.len()).map(|i| d.is_valid(i)).collect::<Vec<_>>();
+                    let v = valid(&x);
+                    // Null rows' slots hold anything.
+                    let values = |d: &arrow::array::ArrayData| {
+                        let w = d.data_type().primitive_width().unwrap();
+                        bytes(d)
+                            .chunks(w)
+                            .zip(&v)
+                            .map(|(b, &ok)| if ok { b.to_vec() } else { vec![] })
+                            .collect::<Vec<_>>()
+                    };
+                    v == valid(&y) && values(&x) == values(&y)
+                })
+        };
+        assert!(same(&read(None), &batch));
+        let selection = RowSelection::from_consecutive_ranges([45_000..46_000, 61_000..61_010].into_iter(), n);
+        let picked =
+            arrow::compute::concat_batches(&batch.schema(), &[batch.slice(45_000, 1000), batch.slice(61_000, 10)])
+                .unwrap();
+        assert!(same(&read(Some(selection)), &picked));
     }
 
     #[test]
