@@ -330,10 +330,11 @@ fn zstd_level() -> ZstdLevel {
 
 /// A chunk of a name column (an Arrow dictionary of strings) as keys and the dictionary of the
 /// names its rows use, keyed by their order in the column's values; `None` for another column,
-/// or names past [`MAX_NAME_DICTIONARY`] bytes.
+/// rows of no name, or names past [`MAX_NAME_DICTIONARY`] bytes.
 fn name_dictionary(names: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
     let dict = names.as_dictionary_opt::<UInt32Type>()?;
-    let values = dict.values().as_string_opt::<i32>()?;
+    // A null among the values makes its rows null, which keys alone do not say.
+    let values = dict.values().as_string_opt::<i32>().filter(|v| v.null_count() == 0)?;
     let keys = dict.keys();
     let mut used = UsedIds::new(values.len());
     for r in (0..keys.len()).filter(|&r| keys.is_valid(r)) {
@@ -349,6 +350,9 @@ fn name_dictionary(names: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
         if plain.len() > MAX_NAME_DICTIONARY {
             return None;
         }
+    }
+    if len == 0 {
+        return None;
     }
     let keys = column(keys.len(), |r| if keys.is_valid(r) { used.key(keys.value(r)) } else { 0 });
     Some((keys, Dictionary { plain, len, statistics: None, order: None }))
