@@ -452,7 +452,7 @@ fn plain_names(schema: &SchemaRef) -> SchemaRef {
 /// column by column across rayon, a few row groups at a time, and appended in order. Each column
 /// chunk is encoded on its own, so the bytes depend on the rows and their batches, never on the
 /// thread count. Names, and numbers that repeat, are dictionary-encoded here from their keys
-/// ([`dictionary_chunk`]), the rest by arrow-rs.
+/// (`output::dictionary_chunk`), the rest by arrow-rs.
 pub struct ParquetSink {
     path: std::path::PathBuf,
     schema: SchemaRef,
