@@ -392,19 +392,25 @@ fn number_dictionary(numbers: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
             let stats = stats.with_nan_count(Some(nans)).with_backwards_compatible_min_max(true);
             (Statistics::from(stats), PhysicalType::DOUBLE, numbers)
         }
-        DataType::Int32 => {
-            let value = |k: u32| values[k as usize] as i32;
-            key.sort_unstable_by_key(|&k| value(k));
-            let (min, max) = (key.first().map(|&k| value(k)), key.last().map(|&k| value(k)));
-            let stats = ValueStatistics::new(min, max, None, nulls, false);
-            (Statistics::from(stats.with_backwards_compatible_min_max(true)), PhysicalType::INT32, key.len())
-        }
-        DataType::Int64 => {
+        DataType::Int32 | DataType::Int64 => {
+            // The bits are sign-extended: as i64 they order, and cast back, as their own type.
             let value = |k: u32| values[k as usize] as i64;
             key.sort_unstable_by_key(|&k| value(k));
             let (min, max) = (key.first().map(|&k| value(k)), key.last().map(|&k| value(k)));
-            let stats = ValueStatistics::new(min, max, None, nulls, false);
-            (Statistics::from(stats.with_backwards_compatible_min_max(true)), PhysicalType::INT64, key.len())
+            let narrow = |v: Option<i64>| v.map(|v| v as i32);
+            let (stats, physical) = match numbers.data_type() {
+                DataType::Int32 => (
+                    ValueStatistics::new(narrow(min), narrow(max), None, nulls, false)
+                        .with_backwards_compatible_min_max(true)
+                        .into(),
+                    PhysicalType::INT32,
+                ),
+                _ => (
+                    ValueStatistics::new(min, max, None, nulls, false).with_backwards_compatible_min_max(true).into(),
+                    PhysicalType::INT64,
+                ),
+            };
+            (stats, physical, key.len())
         }
         _ => return None,
     };
