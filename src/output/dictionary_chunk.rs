@@ -260,11 +260,13 @@ fn bit_packed(values: impl Iterator<Item = u32>, width: u8, out: &mut Vec<u8>) {
 pub(super) fn intern(n: usize, bits: impl Fn(usize) -> Option<u64>, most: usize) -> Option<(Vec<u32>, Vec<u64>)> {
     let mut keys = Vec::with_capacity(n);
     let mut values: Vec<u64> = Vec::new();
-    // Slots hold key + 1 (0: empty), at most half full.
-    let mut slots = vec![0u32; 64];
-    let slot_of = |b: u64, slots: &[u32]| {
+    // Per slot, a value's bits and its key + 1 (0: empty), at most half full: a probe's two
+    // loads are independent, where a slot holding only the key sent it on to the values (two
+    // misses in a row once a column's distinct values outgrow the L2 cache).
+    let mut slots: Vec<(u64, u32)> = vec![(0, 0); 64];
+    let slot_of = |b: u64, len: usize| {
         let h = (b ^ (b >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (h >> (64 - slots.len().trailing_zeros())) as usize
+        (h >> (64 - len.trailing_zeros())) as usize
     };
     let mut last: Option<(u64, u32)> = None;
     for i in 0..n {
@@ -278,28 +280,28 @@ pub(super) fn intern(n: usize, bits: impl Fn(usize) -> Option<u64>, most: usize)
             keys.push(lk);
             continue;
         }
-        let mut s = slot_of(b, &slots);
+        let mut s = slot_of(b, slots.len());
         let key = loop {
             match slots[s] {
-                0 => {
+                (v, k) if k != 0 && v == b => break k - 1,
+                (_, 0) => {
                     if values.len() == most {
                         return None;
                     }
                     values.push(b);
-                    slots[s] = values.len() as u32;
+                    slots[s] = (b, values.len() as u32);
                     if 2 * values.len() > slots.len() {
-                        slots = vec![0u32; 2 * slots.len()];
+                        slots = vec![(0, 0); 2 * slots.len()];
                         for (k, &v) in values.iter().enumerate() {
-                            let mut t = slot_of(v, &slots);
-                            while slots[t] != 0 {
+                            let mut t = slot_of(v, slots.len());
+                            while slots[t].1 != 0 {
                                 t = (t + 1) & (slots.len() - 1);
                             }
-                            slots[t] = k as u32 + 1;
+                            slots[t] = (v, k as u32 + 1);
                         }
                     }
                     break values.len() as u32 - 1;
                 }
-                k if values[k as usize - 1] == b => break k - 1,
                 _ => s = (s + 1) & (slots.len() - 1),
             }
         };

@@ -363,11 +363,25 @@ fn name_dictionary(names: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
 /// -0 below +0); `None` for another column, or past a dictionary page's worth of values.
 fn number_dictionary(numbers: &ArrayRef) -> Option<(Vec<u32>, Dictionary)> {
     let width = numbers.data_type().primitive_width()?;
-    let bits = value_bits(numbers.as_ref())?;
     let nulls = numbers.logical_nulls();
     let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
     let most = DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT / width;
-    let (keys, values) = dictionary_chunk::intern(numbers.len(), |i| valid(i).then(|| bits(i)), most)?;
+    // Each type's values read directly: a call through `value_bits` per row was 2% of a `score`.
+    let (keys, values) = match numbers.data_type() {
+        DataType::Float64 => {
+            let v = numbers.as_primitive::<Float64Type>().values();
+            dictionary_chunk::intern(v.len(), |i| valid(i).then(|| v[i].to_bits()), most)
+        }
+        DataType::Int32 => {
+            let v = numbers.as_primitive::<Int32Type>().values();
+            dictionary_chunk::intern(v.len(), |i| valid(i).then(|| v[i] as u64), most)
+        }
+        DataType::Int64 => {
+            let v = numbers.as_primitive::<Int64Type>().values();
+            dictionary_chunk::intern(v.len(), |i| valid(i).then(|| v[i] as u64), most)
+        }
+        _ => None,
+    }?;
     if values.is_empty() {
         return None;
     }
