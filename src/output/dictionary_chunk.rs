@@ -1,14 +1,16 @@
 //! Dictionary-encoded Parquet column chunks written from keys the caller already has.
 //!
 //! arrow-rs builds a column's dictionary itself: its writer hashes every value into an interner,
-//! even for an Arrow dictionary whose keys already say which rows repeat, and it takes no keys.
-//! For the 1.2·10^7 rows of a 10^7-job `score` that hashing (the names, and the eight few-valued
-//! factors at 0.09–0.15 s each) was a third of the writer's CPU (docs/performance-log.md). This
-//! module writes such a chunk from keys instead, as the format defines it (Parquet's
+//! even for an Arrow dictionary whose keys already say which rows repeat, it takes no keys, and
+//! names past its 1 MiB dictionary page go plain. In a 10^7-job `score` the names (plain: 7-10 MB
+//! per row group for ZSTD) and eight few-valued factors (hashed, 0.09–0.15 s each) were two thirds
+//! of the writer's CPU; written here from keys, the command took a fifth less CPU
+//! (docs/performance-log.md). A chunk is written as the format defines it (Parquet's
 //! `Encodings.md`, data pages v1): a PLAIN dictionary page, then data pages of definition levels
 //! (nullable columns) and `RLE_DICTIONARY` keys, each bit-packed and compressed with ZSTD, with
-//! the chunk's metadata and offset index, for `SerializedRowGroupWriter::append_column`.
-//! [`intern`] keys few-valued numbers for it with a table sized to them.
+//! the chunk's metadata, column index and offset index, for
+//! `SerializedRowGroupWriter::append_column`. [`intern`] keys few-valued numbers for it with a
+//! table sized to them.
 
 use arrow::buffer::NullBuffer;
 use bytes::Bytes;
