@@ -267,7 +267,8 @@ fn value_bits(column: &dyn Array) -> Option<Box<dyn Fn(usize) -> u64 + '_>> {
 }
 
 /// A dictionary column of names as the plain strings it stands for (any other column as it is),
-/// gathered a task of rows at a time across rayon.
+/// gathered a task of rows at a time across rayon: the names a chunk cannot be keyed with
+/// ([`name_dictionary`]) are written plain by arrow-rs.
 ///
 /// The writer gathers a dictionary column with plain pages itself, one thread per column, a
 /// random read of the dictionary per row; at 9·10^5 names that was a tenth of a 10^7-job `score`
