@@ -881,11 +881,16 @@ mod tests {
             ("user", dict(many.clone(), 60_000)),
             ("account", dict(StringArray::from(vec!["physics", "chem", "bio"]), 3)),
             ("few_of_many", dict(many, 50)),
+            // No row with a name: nothing to key, written plain by arrow-rs (gathered).
+            ("no_name", {
+                let keys = UInt32Array::from_iter((0..n).map(|_| None::<u32>));
+                Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, Arc::new(StringArray::from(vec!["x"]))).unwrap())
+            }),
         ])
         .unwrap();
         let (group, back) = written(&batch);
-        assert_eq!(encoded(&group, Encoding::RLE_DICTIONARY), [true, true, true]);
-        assert_eq!(encoded(&group, Encoding::PLAIN), [true, true, true], "the dictionary pages");
+        assert_eq!(encoded(&group, Encoding::RLE_DICTIONARY), [true, true, true, false]);
+        assert_eq!(encoded(&group, Encoding::PLAIN), [true, true, true, true], "the dictionary pages");
         for (i, c) in batch.columns().iter().enumerate() {
             let expected = arrow::compute::cast(c, &DataType::Utf8).unwrap();
             assert_eq!(back.column(i).as_ref(), expected.as_ref(), "column {i}");
