@@ -4,13 +4,13 @@
 //! |---|---|---|
 //! | `fair_tree`, `classic`, `flux` | one pass, [`compute`] on a built [`AssocTree`] | 10^3, 10^4, 10^5, 10^6 |
 //! | `build` | [`AssocTree::build`] from generated records (cloning them is not timed) | 10^5, 10^6 |
-//! | `tree_names` | [`fairshare::jobs::TreeNames::new`]: a tree's user, account and partition names interned and its (user, account) pairs indexed, as `score` and `run` do before a queue is read | 10^5, 10^6 |
+//! | `tree_names` | [`fairshare_engine::jobs::TreeNames::new`]: a tree's user, account and partition names interned and its (user, account) pairs indexed, as `score` and `run` do before a queue is read | 10^5, 10^6 |
 //! | `parquet_roundtrip` | tree Parquet in → Fair Tree → results Parquet out, as `fairshare compute` does | 10^5, 10^6 |
-//! | `score` | the multifactor kernel alone ([`fairshare::priority::PreparedQueue::score_jobs`] over the whole queue, output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
+//! | `score` | the multifactor kernel alone ([`fairshare_engine::priority::PreparedQueue::score_jobs`] over the whole queue, output memory reused) on a data-gen queue, 10^5 associations | 10^5, 10^6 jobs |
 //! | `score_prepare` | what precedes it once per queue ([`SlurmPriority::prepare`]: partitions and QOS checked, associations indexed) | 10^5, 10^6 jobs |
 //! | `copy` | a plain copy of the bytes `score` reads and writes per job, for the ratio | 10^5, 10^6 jobs |
-//! | `exact_sum` | [`fairshare::usage::exact_sum::ExactSum::add`]: charge-like values (a record's decayed seconds times a TRES count) added to 4096 sums in cache, in a scattered order, as a charge adds them | 2^20 adds |
-//! | `sprio` | the scored queue as sprio's default text ([`fairshare::output::sprio::write_sprio`], into a sink), per job | 10^5, 10^6 jobs |
+//! | `exact_sum` | [`fairshare_engine::usage::exact_sum::ExactSum::add`]: charge-like values (a record's decayed seconds times a TRES count) added to 4096 sums in cache, in a scattered order, as a charge adds them | 2^20 adds |
+//! | `sprio` | the scored queue as sprio's default text ([`fairshare_engine::output::sprio::write_sprio`], into a sink), per job | 10^5, 10^6 jobs |
 //!
 //! With `FAIRSHARE_BENCH_10M=1` the pass and Parquet groups also run 10^7 associations (several GB of
 //! memory, minutes per benchmark).
@@ -48,13 +48,14 @@ use criterion::measurement::WallTime;
 use criterion::{BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group};
 use data_gen::site::QueueSpec;
 use data_gen::{TreeSpec, generate_tree};
-use fairshare::io::{TreeFormat, parquet_tree, read_tree};
-use fairshare::jobs::PendingJobs;
-use fairshare::output::parquet::{association_batch, metadata, write_parquet};
-use fairshare::output::sprio::{Format, SprioOptions, write_sprio};
-use fairshare::pass::{Algorithm, Params, compute};
-use fairshare::priority::SlurmPriority;
-use fairshare::tree::AssocTree;
+use fairshare_base::write::parquet::write_parquet;
+use fairshare_engine::io::{TreeFormat, parquet_tree, read_tree};
+use fairshare_engine::jobs::PendingJobs;
+use fairshare_engine::output::parquet::{association_batch, metadata};
+use fairshare_engine::output::sprio::{Format, SprioOptions, write_sprio};
+use fairshare_engine::pass::{Algorithm, Params, compute};
+use fairshare_engine::priority::SlurmPriority;
+use fairshare_engine::tree::AssocTree;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -142,7 +143,7 @@ fn tree_names(c: &mut Criterion) {
         let tree = LazyCell::new(|| build_tree(&TreeSpec::new(n, SEED)));
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             let tree = &*tree;
-            b.iter(|| fairshare::jobs::TreeNames::new(black_box(tree)));
+            b.iter(|| fairshare_engine::jobs::TreeNames::new(black_box(tree)));
         });
     }
     group.finish();
@@ -151,7 +152,7 @@ fn tree_names(c: &mut Criterion) {
 /// `exact_sum`: the exact adds a charge makes per record (usage, and per TRES under `limits`),
 /// into sums that stay in cache, so the add itself is timed rather than the memory behind it.
 fn exact_sum(c: &mut Criterion) {
-    use fairshare::usage::exact_sum::ExactSum;
+    use fairshare_engine::usage::exact_sum::ExactSum;
     const SUMS: usize = 4096;
     let mut group = c.benchmark_group("exact_sum");
     let n = 1 << 20;
@@ -215,7 +216,7 @@ fn roundtrip(tree_file: &Path, out_file: &Path, params: &Params) {
 struct Site {
     dir: tempfile::TempDir,
     tree: AssocTree,
-    fs: fairshare::pass::FairShare,
+    fs: fairshare_engine::pass::FairShare,
     jobs: PendingJobs,
 }
 
@@ -227,8 +228,8 @@ fn site(n: usize) -> Site {
     std::fs::write(dir.path().join("slurm.conf"), data_gen::site::SLURM_CONF).expect("conf");
     let tree = AssocTree::build(input).expect("tree");
     let fs = compute(&tree, &Params::new(Algorithm::Classic)).expect("pass");
-    let conf = fairshare::config::read_slurm_conf(&dir.path().join("slurm.conf"), None).expect("conf");
-    let keys = fairshare::priority::Weights::from_conf(&conf).tres_keys();
+    let conf = fairshare_engine::config::read_slurm_conf(&dir.path().join("slurm.conf"), None).expect("conf");
+    let keys = fairshare_engine::priority::Weights::from_conf(&conf).tres_keys();
     let jobs = PendingJobs::read(&dir.path().join("pending.parquet"), None, &keys).expect("queue");
     Site { dir, tree, fs, jobs }
 }
@@ -243,13 +244,13 @@ fn score(c: &mut Criterion) {
         let mut group = c.benchmark_group("score");
         configure(&mut group, n);
         let conf = LazyCell::new(|| {
-            fairshare::config::read_slurm_conf(&site.dir.path().join("slurm.conf"), None).expect("conf")
+            fairshare_engine::config::read_slurm_conf(&site.dir.path().join("slurm.conf"), None).expect("conf")
         });
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             let site = &*site;
             let prio = SlurmPriority::new(&conf, None, NOW);
             let queue = prio.prepare(&site.jobs, &site.tree, &site.fs).expect("a valid queue");
-            let mut scores = fairshare::priority::Scores::default();
+            let mut scores = fairshare_engine::priority::Scores::default();
             b.iter(|| queue.score_jobs(black_box(0..site.jobs.len()), &mut scores));
         });
         group.finish();
@@ -296,7 +297,7 @@ fn score(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             let site = &*site;
             let prio = SlurmPriority::new(&conf, None, NOW);
-            let mut scores = fairshare::priority::Scores::default();
+            let mut scores = fairshare_engine::priority::Scores::default();
             prio.prepare(&site.jobs, &site.tree, &site.fs).expect("a valid queue").score_jobs(0..n, &mut scores);
             let format = Format::default_for(&prio.weights, false, false, false);
             let opts = SprioOptions::default();
@@ -308,7 +309,7 @@ fn score(c: &mut Criterion) {
 
 criterion_group!(benches, passes, build, tree_names, exact_sum, parquet_roundtrip, score);
 fn main() {
-    fairshare::memory::tune_allocator();
+    fairshare_base::memory::tune_allocator();
     benches();
     Criterion::default().configure_from_args().final_summary();
 }

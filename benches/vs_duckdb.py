@@ -44,7 +44,7 @@ HALF_LIFE = 7 * 86400
 def build() -> tuple[Path, Path, Path]:
     env = dict(os.environ, CARGO_TARGET_DIR=str(TARGET))
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "fairshare", "--example", "page_floor", "-p",
-                    "fairshare", "-p", "data-gen"], cwd=ROOT, env=env, check=True)
+                    "fairshare-cli", "-p", "data-gen"], cwd=ROOT, env=env, check=True)
     release = TARGET / "release"
     return release / "fairshare", release / "data-gen", release / "examples" / "page_floor"
 

@@ -12,10 +12,10 @@ use std::io::Write;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    fairshare::memory::tune_allocator();
+    fairshare_base::memory::tune_allocator();
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !fairshare::io::is_guarded_reader_panic(info) {
+        if !fairshare_engine::io::is_guarded_reader_panic(info) {
             default_hook(info);
         }
     }));

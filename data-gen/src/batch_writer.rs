@@ -4,8 +4,8 @@ use std::path::Path;
 
 use arrow::array::RecordBatch;
 use arrow::error::ArrowError;
-use fairshare::output::atomic::AtomicFile;
-use fairshare::{Error, Result};
+use fairshare_base::write::atomic::AtomicFile;
+use fairshare_base::{Error, Result};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;

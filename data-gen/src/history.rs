@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, DictionaryArray, Int64Array, RecordBatch, UInt64Array};
 use arrow::datatypes::Int32Type;
-use fairshare::tree::TreeInput;
-use fairshare::{Error, Result};
+use fairshare_base::{Error, Result};
+use fairshare_engine::tree::TreeInput;
 
 use crate::SplitMix64;
 use crate::batch_writer::{BATCH, BatchWriter};
@@ -284,7 +284,7 @@ mod tests {
     /// The three formats describe the same jobs: the reader of each sees the same records.
     #[test]
     fn csv_parquet_and_sacct_read_back_the_same() {
-        use fairshare::usage::{JobFormat, for_each_job};
+        use fairshare_engine::usage::{JobFormat, for_each_job};
         let tree = generate_tree(&TreeSpec::new(300, 4));
         let spec = HistorySpec { records: 3000, seed: 9, from: 1_767_225_600, to: 1_767_225_600 + 30 * 86_400 };
         let dir = tempfile::tempdir().unwrap();

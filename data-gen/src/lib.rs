@@ -13,9 +13,9 @@
 //! use data_gen::{TreeSpec, generate_tree};
 //! let input = generate_tree(&TreeSpec::new(1000, 7));
 //! assert_eq!(input.records.len(), 1000);
-//! let tree = fairshare::tree::AssocTree::build(input)?;
+//! let tree = fairshare_engine::tree::AssocTree::build(input)?;
 //! assert!(tree.user_count() > 800);
-//! # Ok::<(), fairshare::Error>(())
+//! # Ok::<(), fairshare_base::Error>(())
 //! ```
 
 mod batch_writer;
@@ -25,7 +25,7 @@ pub mod site;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use fairshare::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
+use fairshare_engine::tree::{AccountUsage, AssocRecord, Shares, SiblingOrder, TreeInput};
 
 /// Fraction of the associations that are users when the tree has account levels.
 const USER_FRACTION: f64 = 0.9;
@@ -435,7 +435,7 @@ mod tests {
     use std::collections::{HashMap, HashSet};
     use std::path::Path;
 
-    use fairshare::tree::AssocTree;
+    use fairshare_engine::tree::AssocTree;
 
     use super::*;
 
@@ -494,7 +494,7 @@ mod tests {
         write_assoc_csv(&mut text, &input).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.starts_with("id,parent_id,account,user,shares,usage,priority,partition\n"));
-        let back = fairshare::io::assoc_csv::parse(Path::new("t.csv"), &text).unwrap();
+        let back = fairshare_engine::io::assoc_csv::parse(Path::new("t.csv"), &text).unwrap();
         for (row, r) in input.records.iter_mut().enumerate() {
             r.line = row as u64 + 2;
         }

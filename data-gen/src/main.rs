@@ -20,9 +20,9 @@ use std::io::Write;
 use data_gen::history::{self, HistorySpec};
 use data_gen::site::{self, QueueSpec};
 use data_gen::{TreeSpec, generate_tree, write_assoc_csv};
-use fairshare::io::parquet_tree;
-use fairshare::output::atomic::AtomicFile;
-use fairshare::{Error, Result};
+use fairshare_base::write::atomic::AtomicFile;
+use fairshare_base::{Error, Result};
+use fairshare_engine::io::parquet_tree;
 
 /// Synthetic association trees for fairshare tests and benchmarks.
 #[derive(Parser)]

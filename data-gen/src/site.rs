@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
-use fairshare::Result;
-use fairshare::tree::TreeInput;
+use fairshare_base::Result;
+use fairshare_engine::tree::TreeInput;
 
 use crate::SplitMix64;
 use crate::batch_writer::{BATCH, BatchWriter};
@@ -189,9 +189,9 @@ mod tests {
         write_pending_csv(&mut f, &tree, &spec).unwrap();
         let pq = dir.path().join("p.parquet");
         write_pending_parquet(&pq, &tree, &spec).unwrap();
-        let keep = [fairshare::config::Tres::CPU, fairshare::config::Tres::gres("gpu")];
-        let a = fairshare::jobs::PendingJobs::read(&csv, None, &keep).unwrap();
-        let b = fairshare::jobs::PendingJobs::read(&pq, None, &keep).unwrap();
+        let keep = [fairshare_engine::config::Tres::CPU, fairshare_engine::config::Tres::gres("gpu")];
+        let a = fairshare_engine::jobs::PendingJobs::read(&csv, None, &keep).unwrap();
+        let b = fairshare_engine::jobs::PendingJobs::read(&pq, None, &keep).unwrap();
         assert_eq!(a.len(), 2000);
         assert_eq!(
             (a.job_id.clone(), a.submit_time.clone(), a.accrue_time.clone()),
@@ -202,7 +202,7 @@ mod tests {
             (b.time_limit.clone(), b.cpus.clone(), b.tres_req.clone())
         );
         assert!(a.part_offsets.windows(2).any(|w| w[1] - w[0] == 2), "some jobs ask for two partitions");
-        let names = |j: &fairshare::jobs::PendingJobs| {
+        let names = |j: &fairshare_engine::jobs::PendingJobs| {
             (0..j.len()).map(|i| j.names.name(j.user[i]).to_string()).collect::<Vec<_>>()
         };
         assert_eq!(names(&a), names(&b));

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use fairshare::config::tres::{parse_tres_counts, parse_tres_weights};
-use fairshare::config::{HostList, qos, slurm_conf, time::parse_time};
-use fairshare::io::read::time::parse_timestamp;
-use fairshare::usage::flux::parse_r;
+use fairshare_engine::config::tres::{parse_tres_counts, parse_tres_weights};
+use fairshare_engine::config::{HostList, qos, slurm_conf, time::parse_time};
+use fairshare_base::read::time::parse_timestamp;
+use fairshare_engine::usage::flux::parse_r;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

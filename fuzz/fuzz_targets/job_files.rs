@@ -2,9 +2,9 @@
 //! streaming readers: errors, never panics.
 #![no_main]
 
-use fairshare::jobs::{PendingFormat, PendingJobs};
-use fairshare::usage::swf::SwfOptions;
-use fairshare::usage::{JobFormat, for_each_job};
+use fairshare_engine::jobs::{PendingFormat, PendingJobs};
+use fairshare_engine::usage::swf::SwfOptions;
+use fairshare_engine::usage::{JobFormat, for_each_job};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,8 +4,8 @@
 //! and the encoded values.
 #![no_main]
 
-use fairshare::jobs::{PendingFormat, PendingJobs};
-use fairshare::usage::{JobFormat, for_each_job};
+use fairshare_engine::jobs::{PendingFormat, PendingJobs};
+use fairshare_engine::usage::{JobFormat, for_each_job};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         std::panic::set_hook(Box::new(|info| {
-            if !fairshare::io::is_guarded_reader_panic(info) {
+            if !fairshare_engine::io::is_guarded_reader_panic(info) {
                 std::process::abort();
             }
         }))
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     let path = dir.path().join("input.parquet");
     std::fs::write(&path, rest).expect("write input");
     match which % 3 {
-        0 => drop(fairshare::io::read_tree(&path, Some(fairshare::io::TreeFormat::Parquet))),
+        0 => drop(fairshare_engine::io::read_tree(&path, Some(fairshare_engine::io::TreeFormat::Parquet))),
         1 => drop(PendingJobs::read(&path, Some(PendingFormat::Parquet), &[])),
         _ => drop(for_each_job(&path, JobFormat::Parquet, &mut |_| Ok(()))),
     }

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use fairshare::pass::{Algorithm, Params, compute};
-use fairshare::io::{assoc_csv, flux_csv, sacctmgr_dump, sshare_dump};
-use fairshare::output::sshare::{SshareOptions, write_sshare};
-use fairshare::tree::AssocTree;
+use fairshare_engine::pass::{Algorithm, Params, compute};
+use fairshare_engine::io::{assoc_csv, flux_csv, sacctmgr_dump, sshare_dump};
+use fairshare_engine::output::sshare::{SshareOptions, write_sshare};
+use fairshare_engine::tree::AssocTree;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

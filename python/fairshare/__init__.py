@@ -59,6 +59,7 @@ __all__ = [
     "sshare",
     "explain_path",
     "compare",
+    "diff",
     "forecast",
 ]
 __version__ = _fairshare.__version__
@@ -169,6 +170,13 @@ def compare(variants, site=None, **options) -> pl.DataFrame:
     ``fs_<variant>`` and ``place_<variant>`` (1 = highest factor) per variant. For what-ifs of
     shares, half-life or billing, call twice with different options and join on ``id``."""
     return _frame(_fairshare.compare(list(variants), site, _options(options)))
+
+
+def diff(run_a, run_b, *, top=10) -> str:
+    """What ``fairshare diff RUN_A RUN_B`` prints: what changed between two run directories
+    (associations added and removed, run parameters, shares, usage, fair-share factors, job
+    priorities), at most ``top`` of each, largest first."""
+    return _fairshare.diff(run_a, run_b, top)
 
 
 def forecast(who, site=None, *, assume="idle", window=None, horizon=None, steps=48, target=0.5, floor=0.5,

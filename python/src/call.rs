@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use arrow::array::RecordBatch;
-use fairshare::output::parquet::ParquetSink;
-use fairshare::pipeline::Observer;
+use fairshare_base::write::parquet::ParquetSink;
+use fairshare_engine::pipeline::Observer;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyUserWarning};
 use pyo3::prelude::*;
 
@@ -24,15 +24,15 @@ pub struct Spool {
 impl Spool {
     /// Writes `batches` to a new private directory; `label` (`<jobs table>`) names the table in
     /// errors.
-    pub fn write(batches: &[RecordBatch], label: &'static str) -> fairshare::Result<Spool> {
+    pub fn write(batches: &[RecordBatch], label: &'static str) -> fairshare_base::Result<Spool> {
         let dir = tempfile::Builder::new()
             .prefix("fairshare-table-")
             .tempdir()
-            .map_err(|e| fairshare::Error::io(std::env::temp_dir(), e))?;
+            .map_err(|e| fairshare_base::Error::io(std::env::temp_dir(), e))?;
         let path = dir.path().join("table.parquet");
         let first = batches
             .first()
-            .ok_or_else(|| fairshare::Error::input(label, None, "no record batches: the table has no schema"))?;
+            .ok_or_else(|| fairshare_base::Error::input(label, None, "no record batches: the table has no schema"))?;
         let mut sink = ParquetSink::create(&path, first, Vec::new())?;
         for batch in batches {
             sink.write(batch)?;
@@ -90,7 +90,7 @@ impl Call {
     }
 
     /// An engine error as [`FairshareError`], naming tables rather than their spooled files.
-    pub fn finish_err<T>(&self, result: fairshare::Result<T>) -> PyResult<T> {
+    pub fn finish_err<T>(&self, result: fairshare_base::Result<T>) -> PyResult<T> {
         result.map_err(|e| FairshareError::new_err(self.named(&e.to_string())))
     }
 
@@ -102,7 +102,7 @@ impl Call {
     /// The call's outcome for Python: warnings raised as `UserWarning`s, an engine error as
     /// [`FairshareError`] with the command line's message, an interruption as the exception the
     /// signal handler raised (a bare KeyboardInterrupt says what it stopped).
-    pub fn finish<T>(self, py: Python<'_>, result: fairshare::Result<T>) -> PyResult<T> {
+    pub fn finish<T>(self, py: Python<'_>, result: fairshare_base::Result<T>) -> PyResult<T> {
         let warnings = std::mem::take(&mut *self.warnings.lock().expect("no panic while held"));
         match result {
             Ok(value) => {
@@ -112,7 +112,7 @@ impl Call {
                 }
                 Ok(value)
             }
-            Err(fairshare::Error::Interrupted(what)) => {
+            Err(fairshare_base::Error::Interrupted(what)) => {
                 let raised = self.interrupt.lock().expect("no panic while held").take();
                 Err(match raised {
                     Some(e)

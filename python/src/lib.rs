@@ -1,5 +1,5 @@
 //! The `fairshare` Python module's native part: argument conversion around the library's
-//! pipeline, and nothing else. Every computation is `fairshare::pipeline` (or the readers and the
+//! pipeline, and nothing else. Every computation is `fairshare_engine::pipeline` (or the readers and the
 //! pass it uses), run with the GIL released; results leave as Arrow record batches through the
 //! Arrow PyCapsule interface ([`table::Table`]), which polars and pyarrow import without copying
 //! the columns. `fairshare/__init__.py` wraps them as polars DataFrames.
@@ -23,13 +23,13 @@ mod table;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fairshare::compare::{Variant, compare_variants};
-use fairshare::io::TreeFormat;
-use fairshare::io::parquet_tree::{columns_from_batches, records_to_batch};
-use fairshare::output::parquet::{into_association_batch, jobs_batch};
-use fairshare::output::sshare::{Parsable, SshareOptions, write_sshare};
-use fairshare::pipeline::{EmbeddedSite, Observer, Queue, Site, for_each_history_instant, history_instants_of};
-use fairshare::usage::{JobFormat, PartialUsage};
+use fairshare_analyses::compare::{Variant, compare_variants};
+use fairshare_engine::io::TreeFormat;
+use fairshare_engine::io::parquet_tree::{columns_from_batches, records_to_batch};
+use fairshare_engine::output::parquet::{into_association_batch, jobs_batch};
+use fairshare_engine::output::sshare::{Parsable, SshareOptions, write_sshare};
+use fairshare_engine::pipeline::{EmbeddedSite, Observer, Queue, Site, for_each_history_instant, history_instants_of};
+use fairshare_engine::usage::{JobFormat, PartialUsage};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -75,7 +75,7 @@ fn read_tree(py: Python<'_>, source: &Bound<'_, PyAny>, format: Option<String>) 
         let path: PathBuf = source.extract().map_err(|_| {
             usage_error("source: expected a path or a table with __arrow_c_stream__ (polars, pyarrow, pandas)".into())
         })?;
-        py.detach(|| fairshare::io::read_tree_input(&path, format).map(|input| records_to_batch(&input.records)))
+        py.detach(|| fairshare_engine::io::read_tree_input(&path, format).map(|input| records_to_batch(&input.records)))
     };
     call.finish(py, batch).and_then(|b| Table::one(py, b))
 }
@@ -247,7 +247,7 @@ fn explain(
     let (site, embedded) = whole_site(&mut call, site, options.as_ref())?;
     let text = py.detach(|| {
         let (tree, fs, _) = site.fair_share(&call)?;
-        fairshare::explain::explain_who(&tree, &fs, &who, vs.as_deref())
+        fairshare_analyses::explain::explain_who(&tree, &fs, &who, vs.as_deref())
     });
     drop(embedded);
     call.finish(py, text)
@@ -310,10 +310,23 @@ fn explain_path(
     let (site, embedded) = whole_site(&mut call, site, options.as_ref())?;
     let batch = py.detach(|| {
         let (tree, fs, _) = site.fair_share(&call)?;
-        fairshare::explain::explain_who_rows(&tree, &fs, &who).map(|rows| fairshare::explain::path_batch(&rows))
+        fairshare_analyses::explain::explain_who_rows(&tree, &fs, &who)
+            .map(|rows| fairshare_analyses::explain::path_batch(&rows))
     });
     drop(embedded);
     call.finish(py, batch).and_then(|b| Table::one(py, b))
+}
+
+/// diff(run_a, run_b, top=10)
+/// --
+///
+/// What `fairshare diff RUN_A RUN_B` prints: what changed between two run directories.
+#[pyfunction]
+#[pyo3(signature = (run_a, run_b, top = 10))]
+fn diff(py: Python<'_>, run_a: PathBuf, run_b: PathBuf, top: usize) -> PyResult<String> {
+    let call = Call::default();
+    let text = py.detach(|| fairshare_analyses::diff::diff(&run_a, &run_b, top));
+    call.finish(py, text)
 }
 
 /// compare(variants, site=None, options=None)
@@ -333,7 +346,7 @@ fn compare(
     let variants = variants
         .iter()
         .map(|v| Variant::parse(v))
-        .collect::<fairshare::Result<Vec<_>>>()
+        .collect::<fairshare_base::Result<Vec<_>>>()
         .map_err(|e| usage_error(e.to_string()))?;
     let mut call = Call::default();
     let (site, embedded) = whole_site(&mut call, site, options.as_ref())?;
@@ -373,10 +386,12 @@ fn forecast<'py>(
     partition: Option<String>,
     options: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use fairshare::forecast::{Assume, ForecastOptions};
+    use fairshare_analyses::forecast::{Assume, ForecastOptions};
     let duration = |text: Option<String>, what: &str| {
-        text.map(|t| fairshare::config::time::parse_duration(&t).map_err(|m| usage_error(format!("{what}: {m}"))))
-            .transpose()
+        text.map(|t| {
+            fairshare_engine::config::time::parse_duration(&t).map_err(|m| usage_error(format!("{what}: {m}")))
+        })
+        .transpose()
     };
     let options_f = ForecastOptions {
         assume: choice("assume", &assume, &[(Assume::Idle, "idle"), (Assume::Steady, "steady")])?,
@@ -390,11 +405,11 @@ fn forecast<'py>(
     };
     let mut call = Call::default();
     let (site, embedded) = whole_site(&mut call, site, options.as_ref())?;
-    let f = py.detach(|| fairshare::forecast::forecast(&site, &who, &options_f, &call));
+    let f = py.detach(|| fairshare_analyses::forecast::forecast(&site, &who, &options_f, &call));
     let f = call.finish(py, f)?;
     drop(embedded);
     let result = PyDict::new(py);
-    for kv in fairshare::output::forecast::metadata(&f) {
+    for kv in fairshare_analyses::forecast::render::metadata(&f) {
         let key = kv.key.trim_start_matches("fairshare.forecast.").to_string();
         result.set_item(key, kv.value.unwrap_or_default())?;
     }
@@ -402,16 +417,16 @@ fn forecast<'py>(
     result.set_item("target", f.target)?;
     result.set_item("floor", f.floor)?;
     result.set_item("rate", f.rate)?;
-    result.set_item("reached_at", f.reached_at.map(fairshare::output::iso_utc))?;
+    result.set_item("reached_at", f.reached_at.map(fairshare_base::time_format::iso_utc))?;
     let (budget, amount) = match f.budget {
-        fairshare::forecast::Budget::Amount(x) => ("amount", Some(x)),
-        fairshare::forecast::Budget::Below => ("below", None),
-        fairshare::forecast::Budget::Unlimited => ("unlimited", None),
+        fairshare_analyses::forecast::Budget::Amount(x) => ("amount", Some(x)),
+        fairshare_analyses::forecast::Budget::Below => ("below", None),
+        fairshare_analyses::forecast::Budget::Unlimited => ("unlimited", None),
     };
     result.set_item("budget", budget)?;
     result.set_item("budget_billing_secs", amount)?;
     result.set_item("budget_cpu_hours", f.budget_cpu_hours())?;
-    result.set_item("trajectory", Table::one(py, fairshare::output::forecast::trajectory_batch(&f))?)?;
+    result.set_item("trajectory", Table::one(py, fairshare_analyses::forecast::render::trajectory_batch(&f))?)?;
     Ok(result)
 }
 
@@ -425,7 +440,7 @@ fn forecast<'py>(
 #[pyclass(frozen, module = "fairshare._fairshare")]
 struct Charger {
     site: Site,
-    input: fairshare::tree::TreeInput,
+    input: fairshare_engine::tree::TreeInput,
 }
 
 #[pymethods]
@@ -476,8 +491,8 @@ impl Charger {
 #[pyclass(frozen, module = "fairshare._fairshare")]
 struct Scorer {
     site: Site,
-    tree: fairshare::tree::AssocTree,
-    fair_share: fairshare::pass::FairShare,
+    tree: fairshare_engine::tree::AssocTree,
+    fair_share: fairshare_engine::pass::FairShare,
 }
 
 #[pymethods]
@@ -511,7 +526,7 @@ fn merged_parts(py: Python<'_>, parts: &[Bound<'_, PyAny>]) -> PyResult<PartialU
     }
     let merged = py.detach(|| {
         let mut parts = batches.iter().map(|(what, b)| PartialUsage::from_batch(b, what));
-        let mut total = parts.next().ok_or_else(|| fairshare::Error::Usage("no parts to merge".into()))??;
+        let mut total = parts.next().ok_or_else(|| fairshare_base::Error::Usage("no parts to merge".into()))??;
         for part in parts {
             total.merge(&part?)?;
         }
@@ -549,6 +564,7 @@ fn _fairshare(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sshare, m)?)?;
     m.add_function(wrap_pyfunction!(explain_path, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(forecast, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

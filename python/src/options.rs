@@ -3,15 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use fairshare::config::SlurmConfFormat;
-use fairshare::io::TreeFormat;
-use fairshare::io::parquet_tree::columns_from_batches;
-use fairshare::jobs::PendingFormat;
-use fairshare::pass::Algorithm;
-use fairshare::pipeline::{Decay, SiteOptions};
-use fairshare::tree::Shares;
-use fairshare::usage::JobFormat;
-use fairshare::usage::swf::{SwfOptions, SwfTree, UnknownWait};
+use fairshare_engine::config::SlurmConfFormat;
+use fairshare_engine::io::TreeFormat;
+use fairshare_engine::io::parquet_tree::columns_from_batches;
+use fairshare_engine::jobs::PendingFormat;
+use fairshare_engine::pass::Algorithm;
+use fairshare_engine::pipeline::{Decay, SiteOptions};
+use fairshare_engine::tree::Shares;
+use fairshare_engine::usage::JobFormat;
+use fairshare_engine::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

@@ -2,6 +2,7 @@
 hive-partitioned dataset, in any file order and any grouping, gives the bits the command gives
 for the unsplit file."""
 
+import os
 import random
 
 import polars as pl
@@ -13,7 +14,15 @@ import fairshare.dask
 
 from helpers import NOW, SEED, cli_parquet
 
-distributed = pytest.importorskip("distributed")
+try:
+    import distributed
+except ImportError:
+    # tests/run.py installs Dask's distributed scheduler: missing there, the venv is broken, and
+    # these tests would otherwise pass by not running.
+    if os.environ.get("FAIRSHARE_TEST_RUNNER"):
+        raise
+    pytest.skip("SKIPPED: dask.distributed is not installed (pip install 'dask[distributed]')",
+                allow_module_level=True)
 
 SITE = dict(slurm_conf=SEED / "slurm.conf", qos=SEED / "qos.txt")
 

@@ -164,6 +164,21 @@ def test_explain_equals_cli(args):
     assert fairshare.explain(args[0], vs=vs) == done.stdout
 
 
+def test_diff_equals_cli(tmp_path):
+    # Two runs of the seed site a week apart: usage decays, factors and priorities move.
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for run, now in zip(runs, [NOW, "2026-01-15T00:00:00"]):
+        done = cli("run", "--site", str(SEED / "site.toml"), "--now", now, "--out-dir", str(run))
+        assert done.returncode == 0, done.stderr
+    done = cli("diff", str(runs[0]), str(runs[1]), "--top", "3")
+    assert done.returncode == 0, done.stderr
+    text = fairshare.diff(runs[0], runs[1], top=3)
+    assert text == done.stdout
+    assert "usage changes" in text and "\n0 usage changes" not in text
+    with pytest.raises(fairshare.FairshareError, match="no-such-run"):
+        fairshare.diff(runs[0], tmp_path / "no-such-run")
+
+
 def test_explain_names_no_one():
     done = cli("explain", "nobody-here")
     with pytest.raises(fairshare.FairshareError) as raised:

@@ -188,7 +188,7 @@ pub struct TreeArgs {
     #[arg(long, value_enum)]
     pub algo: Option<AlgoArg>,
     /// Classic FairShareDampeningFactor (default: slurm.conf's, else 1).
-    #[arg(long, value_name = "D", value_parser = fairshare::config::slurm_conf::parse_dampening)]
+    #[arg(long, value_name = "D", value_parser = fairshare_engine::config::slurm_conf::parse_dampening)]
     pub dampening: Option<u16>,
     /// Classic PriorityFlags=DEPTH_OBLIVIOUS.
     #[arg(long)]

@@ -1,13 +1,13 @@
-//! `fairshare entitlement`: what every association deserves now ([`fairshare::entitlement`]),
+//! `fairshare entitlement`: what every association deserves now ([`fairshare_analyses::entitlement`]),
 //! printed as a table (or JSON), and optionally written as Parquet and drawn.
 
 use std::io::Write;
 
-use fairshare::config::Tres;
-use fairshare::entitlement::of_site;
-use fairshare::output::entitlement::{batch, metadata, write_json, write_table};
-use fairshare::output::parquet::write_parquet;
-use fairshare::{Error, Result};
+use fairshare_analyses::entitlement::of_site;
+use fairshare_analyses::entitlement::render::{batch, metadata, write_json, write_table};
+use fairshare_base::write::parquet::write_parquet;
+use fairshare_base::{Error, Result};
+use fairshare_engine::config::Tres;
 
 use super::args::EntitlementArgs;
 use super::settings::Settings;
@@ -17,7 +17,7 @@ pub(crate) fn run(a: &EntitlementArgs) -> Result<()> {
     // Bad output names and TRES are refused before any work.
     let plot_tres = Tres::parse(&a.tres).map_err(|m| Error::Usage(format!("--tres {}: {m}", a.tres)))?;
     if let Some(path) = &a.plot {
-        fairshare::plot::Format::of(path)?;
+        fairshare_pictures::plot::Format::of(path)?;
     }
     let settings = Settings::new(&a.tree, &a.usage, Some((a.pending.as_deref(), a.pending_format)))?;
     let site = settings.options.resolve()?;
@@ -35,7 +35,10 @@ pub(crate) fn run(a: &EntitlementArgs) -> Result<()> {
             let known: Vec<String> = e.tres.iter().map(Tres::to_string).collect();
             Error::Usage(format!("--tres {}: nobody demands it; the TRES demanded are {}", a.tres, known.join(", ")))
         })?;
-        fairshare::plot::save(&fairshare::plot::entitlement::chart(&tree, &e, k, 900, &site.name), path)?;
+        fairshare_pictures::plot::save(
+            &fairshare_pictures::plot::entitlement::chart(&tree, &e, k, 900, &site.name),
+            path,
+        )?;
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -3,11 +3,11 @@
 
 use std::io::Write;
 
-use fairshare::explain::{explain, explain_who};
-use fairshare::priority::NONE;
-use fairshare::{Error, Result};
+use fairshare_analyses::explain::{explain, explain_who};
+use fairshare_base::{Error, Result};
+use fairshare_engine::priority::NONE;
 
-use fairshare::pipeline::Queue;
+use fairshare_engine::pipeline::Queue;
 
 use super::args::ExplainArgs;
 use super::progress::Terminal;

@@ -3,12 +3,13 @@
 
 use std::io::Write;
 
-use fairshare::config::SlurmConfFormat;
-use fairshare::fairness::{Capacity, Fairness, machine_capacity};
-use fairshare::output::parquet::write_parquet;
-use fairshare::pipeline::{SiteOptions, shown};
-use fairshare::plot::{Format, save};
-use fairshare::{Error, Result};
+use fairshare_analyses::fairness::{Capacity, Fairness, machine_capacity};
+use fairshare_base::write::parquet::write_parquet;
+use fairshare_base::{Error, Result};
+use fairshare_engine::config::SlurmConfFormat;
+use fairshare_engine::pipeline::{SiteOptions, shown};
+use fairshare_pictures::plot::history::line_charts;
+use fairshare_pictures::plot::{Format, save};
 
 use super::args::{FairnessArgs, SlurmConfFormatArg};
 
@@ -35,7 +36,7 @@ pub(crate) fn run(a: &FairnessArgs) -> Result<()> {
         write_parquet(path, &fairness.to_batch(per_second), fairness.metadata(capacity.as_ref()))?;
     }
     if let Some(path) = &a.plot {
-        save(&fairness.chart(capacity.as_ref(), a.width), path)?;
+        save(&line_charts(&fairness.charts(capacity.as_ref(), a.width)), path)?;
     }
     Ok(())
 }
@@ -66,7 +67,7 @@ fn capacity(a: &FairnessArgs) -> Result<std::result::Result<Capacity, String>> {
             None => "no --capacity, --slurm-conf or --site".to_string(),
         }));
     };
-    let conf = fairshare::config::read_slurm_conf(path, options.slurm_conf_format)?;
+    let conf = fairshare_engine::config::read_slurm_conf(path, options.slurm_conf_format)?;
     Ok(machine_capacity(&conf)
         .map(|per_second| {
             let nodes = conf.nodes.iter().map(|g| g.names.len()).sum::<u64>();

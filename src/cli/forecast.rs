@@ -1,12 +1,12 @@
 //! `fairshare forecast`: a user association's fair-share over the coming days, when it reaches a
 //! target, and what it can still run.
 
-use fairshare::config::time::parse_duration;
-use fairshare::forecast::{Assume, ForecastOptions, forecast};
-use fairshare::output::forecast::{json, metadata, text, trajectory_batch};
-use fairshare::output::parquet::write_parquet;
-use fairshare::plot::{Format, save};
-use fairshare::{Error, Result};
+use fairshare_analyses::forecast::render::{json, metadata, text, trajectory_batch};
+use fairshare_analyses::forecast::{Assume, ForecastOptions, forecast};
+use fairshare_base::write::parquet::write_parquet;
+use fairshare_base::{Error, Result};
+use fairshare_engine::config::time::parse_duration;
+use fairshare_pictures::plot::{Format, save};
 
 use super::args::{AssumeArg, ForecastArgs};
 use super::progress::Terminal;
@@ -43,7 +43,7 @@ pub(crate) fn run(a: &ForecastArgs) -> Result<()> {
         write_parquet(out, &trajectory_batch(&f), meta)?;
     }
     if let Some(p) = &a.plot {
-        save(&fairshare::plot::forecast::forecast_chart(&f, 1000), p)?;
+        save(&fairshare_pictures::plot::forecast::forecast_chart(&f, 1000), p)?;
     }
     let printed = if a.json {
         let mut s = serde_json::to_string_pretty(&json(&f)).map_err(|e| Error::Usage(e.to_string()))?;
@@ -52,5 +52,5 @@ pub(crate) fn run(a: &ForecastArgs) -> Result<()> {
     } else {
         text(&f)
     };
-    super::print(printed.as_bytes())
+    super::stdout::print(printed.as_bytes())
 }

@@ -1,10 +1,10 @@
 //! `fairshare plot`: the icicle of a tree's fair-share ranks, or associations' history over time,
 //! written as SVG or PNG by the output's extension.
 
-use fairshare::Result;
-use fairshare::plot::history::{ChartOptions, History, Metric, chart, notes};
-use fairshare::plot::icicle::{ColorBy, IcicleOptions, icicle};
-use fairshare::plot::{Format, save};
+use fairshare_base::Result;
+use fairshare_pictures::plot::history::{ChartOptions, History, Metric, chart, notes};
+use fairshare_pictures::plot::icicle::{ColorBy, IcicleOptions, icicle};
+use fairshare_pictures::plot::{Format, save};
 
 use super::args::{HistoryArgs, IcicleArgs, PlotArgs, PlotColorArg, PlotCommand, PlotMetricArg};
 use super::progress::Terminal;
@@ -56,9 +56,9 @@ fn run_history(a: &HistoryArgs) -> Result<()> {
     let history = History::read(&a.history, metric)?;
     let series = history.series(&a.accounts)?;
     // The metadata's name for the algorithm, as the user would say it.
-    let algorithm = history
-        .algorithm()
-        .map(|a| fairshare::pass::Algorithm::of_name(a).map_or_else(|| a.to_string(), |a| a.title().to_string()));
+    let algorithm = history.algorithm().map(|a| {
+        fairshare_engine::pass::Algorithm::of_name(a).map_or_else(|| a.to_string(), |a| a.title().to_string())
+    });
     let opts = ChartOptions { width: a.width, title: String::new(), algorithm, metric };
     save(&chart(&series, &opts), &a.out)?;
     // What the chart could not place on its axis is said where a script sees it, too.

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use fairshare::pipeline::Observer;
+use fairshare_engine::pipeline::Observer;
 
 /// A progress line.
 struct Progress {

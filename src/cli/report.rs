@@ -1,16 +1,18 @@
 //! `fairshare report` and `fairshare run --report`: the static web report of a run
-//! ([`fairshare::report`]), from a run directory or alongside the run itself.
+//! ([`fairshare_pictures::report`]), from a run directory or alongside the run itself.
 
 use std::path::Path;
 
-use fairshare::compare::{RunAssociations, read_rows};
-use fairshare::forecast::{Assume, ForecastOptions, trajectories};
-use fairshare::output::atomic::{DirKind, check_replaceable};
-use fairshare::output::parquet::jobs_batch;
-use fairshare::pipeline::{Observer, Run, Site, shown};
-use fairshare::plot::history::{History, Metric};
-use fairshare::report::{Forecasts, Jobs, Movers, Part, Report, ReportOptions, RunFacts, read_run_dir, write_report};
-use fairshare::{Error, Result};
+use fairshare_analyses::compare::{RunAssociations, read_rows};
+use fairshare_analyses::forecast::{Assume, ForecastOptions, trajectories};
+use fairshare_base::write::atomic::{DirKind, check_replaceable};
+use fairshare_base::{Error, Result};
+use fairshare_engine::output::parquet::jobs_batch;
+use fairshare_engine::pipeline::{Observer, Run, Site, shown};
+use fairshare_pictures::plot::history::{History, Metric};
+use fairshare_pictures::report::{
+    Forecasts, Jobs, Movers, Part, Report, ReportOptions, RunFacts, read_run_dir, write_report,
+};
 
 use super::args::{ReportArgs, ReportPartsArgs};
 
@@ -97,8 +99,8 @@ pub(crate) fn write_for_run(
 /// The history and the movers, when asked for.
 fn parts(
     p: &ReportPartsArgs,
-    tree: &fairshare::tree::AssocTree,
-    fs: &fairshare::pass::FairShare,
+    tree: &fairshare_engine::tree::AssocTree,
+    fs: &fairshare_engine::pass::FairShare,
 ) -> Result<(Part<History>, Part<Movers>)> {
     let history = match &p.history {
         Some(dir) => Part::Shown(History::read(dir, Metric::FsFactor)?),

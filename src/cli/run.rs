@@ -1,14 +1,14 @@
 //! `fairshare run`: the nightly job. Usage → fair-share → priorities for a whole site, printed as
-//! sshare's long table or written as one run directory ([`fairshare::pipeline::Run::write_dir`]).
+//! sshare's long table or written as one run directory ([`fairshare_engine::pipeline::Run::write_dir`]).
 
 use std::io::Write;
 use std::path::Path;
 
-use fairshare::output::atomic::{AtomicFile, DirKind, check_replaceable};
-use fairshare::output::prometheus::{JobRecords, PrometheusOptions, RunFacts, write_prometheus};
-use fairshare::output::sshare::{SshareOptions, write_sshare};
-use fairshare::pipeline::{Run, run_flux_db};
-use fairshare::{Error, Result};
+use fairshare_base::write::atomic::{AtomicFile, DirKind, check_replaceable};
+use fairshare_base::{Error, Result};
+use fairshare_engine::output::prometheus::{JobRecords, PrometheusOptions, RunFacts, write_prometheus};
+use fairshare_engine::output::sshare::{SshareOptions, write_sshare};
+use fairshare_engine::pipeline::{Run, run_flux_db};
 
 use super::args::RunArgs;
 use super::progress::Terminal;

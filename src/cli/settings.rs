@@ -5,15 +5,15 @@
 
 use std::path::Path;
 
-use fairshare::config::SlurmConfFormat;
-use fairshare::io::TreeFormat;
-use fairshare::jobs::PendingFormat;
-use fairshare::pass::Algorithm;
-use fairshare::pipeline::{Decay, EmbeddedSite, SiteOptions};
-use fairshare::tree::Shares;
-use fairshare::usage::JobFormat;
-use fairshare::usage::swf::{SwfOptions, SwfTree, UnknownWait};
-use fairshare::{Error, Result};
+use fairshare_base::{Error, Result};
+use fairshare_engine::config::SlurmConfFormat;
+use fairshare_engine::io::TreeFormat;
+use fairshare_engine::jobs::PendingFormat;
+use fairshare_engine::pass::Algorithm;
+use fairshare_engine::pipeline::{Decay, EmbeddedSite, SiteOptions};
+use fairshare_engine::tree::Shares;
+use fairshare_engine::usage::JobFormat;
+use fairshare_engine::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 
 use super::args::{
     AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SlurmConfFormatArg, SwfTreeArg, SwfUnknownWaitArg, TreeArgs,

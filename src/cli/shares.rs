@@ -1,13 +1,13 @@
 //! `fairshare shares --hardware FILE`: every account's RawShares from the hardware it bought and the
-//! public hardware it shares ([`fairshare::shares`]), as a table, as `sacctmgr` commands, or as an
-//! `assoc-csv` tree. The hardware file's format is [`fairshare::shares::hardware_file`]'s.
+//! public hardware it shares ([`fairshare_analyses::shares`]), as a table, as `sacctmgr` commands, or as an
+//! `assoc-csv` tree. The hardware file's format is [`fairshare_analyses::shares::hardware_file`]'s.
 
 use std::io::Write;
 
-use fairshare::output::atomic::AtomicFile;
-use fairshare::output::{assoc_csv, shares};
-use fairshare::shares::{compute, flat_tree, read_hardware_file, set_tree_shares};
-use fairshare::{Error, Result};
+use fairshare_analyses::shares::{compute, flat_tree, read_hardware_file, render as shares, set_tree_shares};
+use fairshare_base::write::atomic::AtomicFile;
+use fairshare_base::{Error, Result};
+use fairshare_engine::output::assoc_csv;
 
 use super::args::{SharesArgs, SharesFormat};
 

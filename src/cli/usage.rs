@@ -1,9 +1,9 @@
 //! `fairshare usage`: the tree with its usage charged from job records, or a history of it at
 //! many instants.
 
-use fairshare::output::atomic::{DirKind, check_replaceable};
-use fairshare::pipeline::{history_instants_of, write_history};
-use fairshare::{Error, Result};
+use fairshare_base::write::atomic::{DirKind, check_replaceable};
+use fairshare_base::{Error, Result};
+use fairshare_engine::pipeline::{history_instants_of, write_history};
 
 use super::args::UsageCmdArgs;
 use super::progress::Terminal;
@@ -40,10 +40,10 @@ pub(crate) fn run(a: &UsageCmdArgs) -> Result<()> {
     }
     let mut input = site.tree_input()?;
     let charge = site.charge(&mut input, &observer)?;
-    let mut meta = fairshare::output::parquet::version_metadata();
+    let mut meta = fairshare_base::write::parquet::version_metadata();
     meta.extend(site.metadata());
-    meta.extend(fairshare::pipeline::charge_metadata(charge.as_ref()));
-    fairshare::io::parquet_tree::write(&a.out, &input.records, meta)
+    meta.extend(fairshare_engine::pipeline::charge_metadata(charge.as_ref()));
+    fairshare_engine::io::parquet_tree::write(&a.out, &input.records, meta)
 }
 
 /// The instants `--at` or `--every/--from/--to` ask for (empty for a single `--now`).
@@ -57,8 +57,8 @@ fn history_instants(a: &UsageCmdArgs) -> Result<Vec<i64>> {
         eprintln!(
             "fairshare: {} instant(s), {} to {}",
             instants.len(),
-            fairshare::output::iso_utc(*first),
-            fairshare::output::iso_utc(*last)
+            fairshare_base::time_format::iso_utc(*first),
+            fairshare_base::time_format::iso_utc(*last)
         );
     }
     Ok(instants)

@@ -562,7 +562,7 @@ fn compare_lists_by_place_and_records_its_inputs() {
     // The columns stay aligned whatever the place's width.
     let opens = |l: &str| -> Vec<usize> { l.match_indices('(').map(|(i, _)| i).collect() };
     assert!(rows.iter().all(|l| opens(l) == opens(rows[0])), "{text}");
-    let batch = fairshare::io::read_parquet_whole(&out).unwrap();
+    let batch = fairshare_engine::io::read_parquet_whole(&out).unwrap();
     let names: Vec<String> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
     assert_eq!(names[0], "id");
     assert!(names.contains(&"place_fair_tree".to_string()) && names.contains(&"fs_classic".to_string()), "{names:?}");

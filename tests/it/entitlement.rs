@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use fairshare::entitlement::{deserved, water_fill};
-use fairshare::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
+use fairshare_analyses::entitlement::{deserved, water_fill};
+use fairshare_engine::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
 use proptest::prelude::*;
 
 use crate::{fairshare, stdout_of, write_file};

@@ -408,7 +408,7 @@ fn a_bank_under_two_parents_is_read_under_each() {
         ["usage", "--tree", d, "--jobs", d, "--decay", "exact", "--at", "10500", "--out", hist.to_str().unwrap()];
     stdout_of(&fairshare(args));
     let file = std::fs::read_dir(hist.join("date=1970-01-01")).unwrap().next().unwrap().unwrap().path();
-    let batch = fairshare::io::read_parquet_whole(&file).unwrap();
+    let batch = fairshare_engine::io::read_parquet_whole(&file).unwrap();
     let (users, usage) = (batch.column_by_name("user").unwrap(), batch.column_by_name("raw_usage").unwrap());
     let (users, usage) = (users.as_string::<i32>(), usage.as_primitive::<arrow::datatypes::Float64Type>());
     let x1: Vec<f64> = (0..batch.num_rows())

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use fairshare::forecast::{Assume, Budget, Forecast, ForecastOptions, forecast};
-use fairshare::pass::Algorithm;
-use fairshare::pipeline::{Decay, Silent, SiteOptions};
+use fairshare_analyses::forecast::{Assume, Budget, Forecast, ForecastOptions, forecast};
+use fairshare_engine::pass::Algorithm;
+use fairshare_engine::pipeline::{Decay, Silent, SiteOptions};
 
 use super::{fairshare, stdout_of, write_file};
 
@@ -114,7 +114,7 @@ fn assumed(case: Case, steady: bool, budget: Option<(&str, &str, i64)>) -> Strin
     s
 }
 
-fn site(dir: &Path, case: Case, jobs: &str, now: i64, extra: f64) -> fairshare::pipeline::Site {
+fn site(dir: &Path, case: Case, jobs: &str, now: i64, extra: f64) -> fairshare_engine::pipeline::Site {
     let tree = write_file(dir, "tree.csv", TREE);
     let conf = write_file(dir, "slurm.conf", &case.conf(extra));
     let jobs = write_file(dir, "jobs.csv", jobs);
@@ -303,7 +303,7 @@ fn with_no_usage_anywhere_the_factor_holds_until_a_reset() {
         assert!((p.fs_factor - f0).abs() < 1e-12, "{} at {}", p.fs_factor, p.at);
     }
     assert_eq!(f.reached_at, None);
-    assert!(fairshare::output::forecast::text(&f).contains("fair-share is relative"));
+    assert!(fairshare_analyses::forecast::render::text(&f).contains("fair-share is relative"));
     // A monthly reset clears everyone's usage: a user without usage has the top factor.
     let f = run(Some("MONTHLY"));
     let at = f.reached_at.expect("the reset gives the factor back");
@@ -381,8 +381,8 @@ fn the_command_prints_json_and_writes_the_trajectory_and_its_picture() {
         ..Default::default()
     };
     let f = forecast_of(case, "u5@c", &options);
-    assert_eq!(json, fairshare::output::forecast::json(&f));
-    let batch = fairshare::io::read_parquet_whole(&out).unwrap();
+    assert_eq!(json, fairshare_analyses::forecast::render::json(&f));
+    let batch = fairshare_engine::io::read_parquet_whole(&out).unwrap();
     assert_eq!(batch.num_rows(), 7);
     let fs = batch.column_by_name("fs_factor").unwrap();
     let fs = fs.as_any().downcast_ref::<arrow::array::Float64Array>().unwrap();
@@ -441,8 +441,12 @@ fn everyone_s_trajectories_are_each_one_s_forecast() {
             ..Default::default()
         };
         let dir = tempfile::tempdir().unwrap();
-        let all = fairshare::forecast::trajectories(&site(dir.path(), case, &records(), NOW, 1.0), &options, &Silent)
-            .unwrap();
+        let all = fairshare_analyses::forecast::trajectories(
+            &site(dir.path(), case, &records(), NOW, 1.0),
+            &options,
+            &Silent,
+        )
+        .unwrap();
         assert_eq!(all.times.len(), 10);
         for row in (0..all.tree.len()).filter(|&r| all.tree.is_user(r)) {
             let name = format!("{}@{}", all.tree.user_name(row).unwrap(), all.tree.account(row));

@@ -1,11 +1,17 @@
-//! The house has no circles: no file of `src` imports from a file that imports from it, and no
-//! top-level module from one that imports from it. Read from the sources themselves, so a change
-//! that closes a circle fails here rather than in a review.
+//! The house is layered, and the layers have no circles.
 //!
-//! A file's imports are the `crate::`, `super::` and (in the binary) `fairshare::` paths it names,
-//! in `use` declarations or inline, outside its `#[cfg(test)]` tail; each path leads to the
-//! deepest file of `src` it names. Re-exports (`pub use`) are a module's face, not a dependency
-//! of its own code, so a parent that re-exports its children is no circle with them.
+//! - Crates: each workspace crate depends only on the crates of the layers below it ([`LAYERS`]),
+//!   and the engine builds without clap or polars. Cargo refuses a cycle of crates; this keeps the
+//!   order itself, so that a new dependency cannot quietly turn two layers around.
+//! - Modules: inside each crate, no file imports, through any chain of files, from a file that
+//!   imports from it, and the same for its top-level modules: the import graphs have no strongly
+//!   connected component of more than one node, so no cycle of any length.
+//!
+//! A file's imports are the `crate::`, `super::` and `self::` paths it names, in `use`
+//! declarations or inline, outside its `#[cfg(test)]` tail; each path leads to the deepest file
+//! of the crate it names. Re-exports (`pub use`) are a module's face, not a dependency of its own
+//! code, so a parent that re-exports its children is no circle with them. Read from the sources
+//! themselves, so a change that closes a circle fails here rather than in a review.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -74,7 +80,7 @@ fn expand(tree: &str) -> Vec<String> {
 }
 
 /// The paths a file's code names, made absolute (`crate::...`), without re-exports.
-fn imports(module: &[String], text: &str, binary: bool) -> Vec<Vec<String>> {
+fn imports(module: &[String], text: &str) -> Vec<Vec<String>> {
     let code: String = text
         .split("#[cfg(test)]")
         .next()
@@ -123,7 +129,6 @@ fn imports(module: &[String], text: &str, binary: bool) -> Vec<Vec<String>> {
             let mut segs = p.split("::").map(str::trim).filter(|s| !s.is_empty() && *s != "*");
             let mut abs: Vec<String> = match segs.next()? {
                 "crate" => Vec::new(),
-                "fairshare" if binary => Vec::new(),
                 "self" => module.to_vec(),
                 "super" => module[..module.len().saturating_sub(1)].to_vec(),
                 _ => return None,
@@ -142,40 +147,109 @@ fn imports(module: &[String], text: &str, binary: bool) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The cycles of length two in `edges` (a → b and b → a), each once.
-fn two_cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
-    let mut found = Vec::new();
-    for (a, targets) in edges {
-        for b in targets {
-            if a < b && edges.get(b).is_some_and(|t| t.contains(a)) {
-                found.push(format!("{a} <-> {b}"));
+/// The workspace's crates, bottom layer first, each with its directory: a crate may depend only on
+/// crates before it. ARCHITECTURE.md draws the same order.
+const LAYERS: [(&str, &str); 8] = [
+    ("fairshare-base", "crates/base"),
+    ("fairshare-engine", "crates/engine"),
+    ("fairshare-analyses", "crates/analyses"),
+    ("fairshare-pictures", "crates/pictures"),
+    ("fairshare-frame", "crates/frame"),
+    ("fairshare-cli", "."),
+    ("data-gen", "data-gen"),
+    ("fairshare-python", "python"),
+];
+
+/// The repository's root.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The names of a manifest's normal dependencies (`[dependencies]`, not dev or build ones).
+fn normal_dependencies(manifest: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    doc.get("dependencies").and_then(|d| d.as_table()).map(|d| d.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// The cycles of `edges`: each strongly connected component of more than one node, its nodes
+/// sorted, found by Tarjan's algorithm (iteratively, so a deep graph needs no deep stack).
+fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let nodes: Vec<&String> =
+        edges.keys().chain(edges.values().flatten()).collect::<BTreeSet<_>>().into_iter().collect();
+    let at: BTreeMap<&String, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let next: Vec<Vec<usize>> =
+        nodes.iter().map(|n| edges.get(*n).map_or_else(Vec::new, |t| t.iter().map(|t| at[t]).collect())).collect();
+    let (mut index, mut low, mut on_stack) =
+        (vec![usize::MAX; nodes.len()], vec![0; nodes.len()], vec![false; nodes.len()]);
+    let (mut stack, mut found, mut counter) = (Vec::new(), Vec::new(), 0);
+    for start in 0..nodes.len() {
+        if index[start] != usize::MAX {
+            continue;
+        }
+        // (node, how many of its successors were visited)
+        let mut walk = vec![(start, 0)];
+        index[start] = counter;
+        low[start] = counter;
+        counter += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        while let Some(&mut (v, ref mut k)) = walk.last_mut() {
+            if let Some(&w) = next[v].get(*k) {
+                *k += 1;
+                if index[w] == usize::MAX {
+                    index[w] = counter;
+                    low[w] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    walk.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            walk.pop();
+            if let Some(&(parent, _)) = walk.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(nodes[w].clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    found.push(component);
+                }
             }
         }
     }
+    found.sort();
     found
 }
 
-/// File-level and top-level-module import graphs of `src`.
-fn graphs() -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, BTreeSet<String>>) {
-    // Another tree's sources can be checked too (the checker's own check, on an older commit).
-    let src = std::env::var_os("FAIRSHARE_LAYOUT_SRC")
-        .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), PathBuf::from);
+/// File-level and top-level-module import graphs of the crate whose sources are `src`.
+fn graphs(src: &Path) -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, BTreeSet<String>>) {
     let mut files = Vec::new();
-    sources(&src, &mut files);
+    sources(src, &mut files);
     let (mut by_file, mut by_top) = (BTreeMap::new(), BTreeMap::<String, BTreeSet<String>>::new());
+    let is_root = |f: &Path| f.parent() == Some(src) && (f.ends_with("lib.rs") || f.ends_with("main.rs"));
     for file in &files {
-        let rel = |f: &Path| f.strip_prefix(&src).unwrap().display().to_string();
-        let module = module_of(&src, file);
-        let binary = module.first().is_some_and(|m| m == "cli") || file.ends_with("main.rs");
+        let rel = |f: &Path| f.strip_prefix(src).unwrap().display().to_string();
+        let module = module_of(src, file);
         let text = std::fs::read_to_string(file).unwrap();
         let mut targets = BTreeSet::new();
-        for path in imports(&module, &text, binary) {
-            // The binary's own modules live under `cli`; `fairshare::` is the library.
-            if let Some(target) = file_of(&src, &path).filter(|t| t != file && !t.ends_with("lib.rs")) {
+        for path in imports(&module, &text) {
+            if let Some(target) = file_of(src, &path).filter(|t| t != file && !is_root(t)) {
                 targets.insert(rel(&target));
                 if let (Some(a), Some(b)) = (module.first(), path.first())
                     && a != b
-                    && !file.ends_with("lib.rs")
+                    && !is_root(file)
                 {
                     by_top.entry(a.clone()).or_default().insert(b.clone());
                 }
@@ -190,28 +264,90 @@ fn graphs() -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, BTreeSet<St
 fn use_trees_expand() {
     assert_eq!(expand("crate::a::{b, c::{d, e}}"), ["crate::a::b", "crate::a::c::d", "crate::a::c::e"]);
     let module = vec!["usage".to_string(), "sacct".to_string()];
-    let found = imports(&module, "use super::lines::{read_lines, LineParser};\nfn f() { crate::io::x(); }", false);
+    let found = imports(&module, "use super::lines::{read_lines, LineParser};\nfn f() { crate::io::x(); }");
     assert_eq!(found, [vec!["usage", "lines", "read_lines"], vec!["usage", "lines", "LineParser"], vec!["io", "x"]]);
 }
 
 #[test]
-fn a_planted_circle_is_found() {
-    let mut edges = BTreeMap::new();
-    edges.insert("a.rs".to_string(), BTreeSet::from(["b.rs".to_string()]));
-    edges.insert("b.rs".to_string(), BTreeSet::from(["c.rs".to_string(), "a.rs".to_string()]));
-    edges.insert("c.rs".to_string(), BTreeSet::new());
-    assert_eq!(two_cycles(&edges), ["a.rs <-> b.rs"]);
+fn a_planted_circle_of_three_is_found() {
+    let edge = |a: &str, b: &[&str]| (a.to_string(), b.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>());
+    // a -> b -> c -> a, with d hanging off the circle and e -> f -> e beside it.
+    let edges = BTreeMap::from([
+        edge("a", &["b"]),
+        edge("b", &["c", "d"]),
+        edge("c", &["a"]),
+        edge("d", &[]),
+        edge("e", &["f"]),
+        edge("f", &["e"]),
+    ]);
+    assert_eq!(cycles(&edges), [vec!["a", "b", "c"], vec!["e", "f"]]);
+    let acyclic = BTreeMap::from([edge("a", &["b", "c"]), edge("b", &["c"]), edge("c", &[])]);
+    assert_eq!(cycles(&acyclic), Vec::<Vec<String>>::new());
 }
 
 #[test]
-fn no_file_imports_from_a_file_that_imports_from_it() {
-    let (by_file, _) = graphs();
-    assert!(by_file.len() > 50, "the sources were not found");
-    assert_eq!(two_cycles(&by_file), Vec::<String>::new());
+fn a_planted_circle_of_three_modules_is_found_in_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let files = [
+        ("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        ("a.rs", "use crate::b::B;\npub struct A;\n"),
+        ("b/mod.rs", "pub mod inner;\npub struct B;\n"),
+        ("b/inner.rs", "pub fn f() { crate::c::g() }\n"),
+        ("c.rs", "pub fn g() { let _ = crate::a::A; }\n#[cfg(test)]\nmod tests { use crate::b::B; }\n"),
+    ];
+    for (name, text) in files {
+        std::fs::create_dir_all(src.join(name).parent().unwrap()).unwrap();
+        std::fs::write(src.join(name), text).unwrap();
+    }
+    let (by_file, by_top) = graphs(src);
+    assert_eq!(cycles(&by_top), [vec!["a", "b", "c"]]);
+    // File by file the circle is open: a names b/mod.rs, but b/inner.rs names c.
+    assert_eq!(cycles(&by_file), Vec::<Vec<String>>::new());
+}
+
+/// Every crate's sources, by package name.
+fn crate_sources() -> Vec<(&'static str, PathBuf)> {
+    LAYERS.iter().map(|(name, dir)| (*name, root().join(dir).join("src"))).collect()
 }
 
 #[test]
-fn no_top_level_module_imports_from_one_that_imports_from_it() {
-    let (_, by_top) = graphs();
-    assert_eq!(two_cycles(&by_top), Vec::<String>::new());
+fn no_crate_has_a_circle_of_files_or_of_top_level_modules() {
+    for (name, src) in crate_sources() {
+        let (by_file, by_top) = graphs(&src);
+        assert!(!by_file.is_empty(), "{name}: the sources were not found in {}", src.display());
+        assert_eq!(cycles(&by_file), Vec::<Vec<String>>::new(), "{name}: files in a circle");
+        assert_eq!(cycles(&by_top), Vec::<Vec<String>>::new(), "{name}: top-level modules in a circle");
+    }
+    let (engine_files, engine_top) = graphs(&root().join("crates/engine/src"));
+    assert!(engine_files.len() > 50 && engine_top.len() > 5, "the engine's sources were not read");
+}
+
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    let members: BTreeSet<String> = {
+        let doc: toml::Table = toml::from_str(&std::fs::read_to_string(root().join("Cargo.toml")).unwrap()).unwrap();
+        let members = doc["workspace"]["members"].as_array().unwrap();
+        members.iter().map(|m| m.as_str().unwrap().to_string()).collect()
+    };
+    let listed: BTreeSet<String> = LAYERS.iter().map(|(_, dir)| dir.to_string()).filter(|d| d != "python").collect();
+    assert_eq!(members, listed, "every workspace member has its place in LAYERS");
+    for (k, (name, dir)) in LAYERS.iter().enumerate() {
+        for dep in normal_dependencies(&root().join(dir).join("Cargo.toml")) {
+            if let Some(at) = LAYERS.iter().position(|(n, _)| *n == dep) {
+                assert!(at < k, "{name} depends on {dep}, which is not below it");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_engine_and_its_base_build_without_clap_or_polars() {
+    for dir in ["crates/base", "crates/engine"] {
+        let deps = normal_dependencies(&root().join(dir).join("Cargo.toml"));
+        assert!(deps.iter().any(|d| d == "arrow"), "{dir}: its dependencies were not read");
+        for dep in &deps {
+            assert!(!(dep == "clap" || dep.starts_with("polars")), "{dir} depends on {dep}");
+        }
+    }
 }

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use fairshare::compare::{Variant, compare_variants};
-use fairshare::output::parquet::{jobs_batch, jobs_metadata, write_parquet};
-use fairshare::pipeline::{Silent, SiteOptions};
-use fairshare::tree::Shares;
+use fairshare_analyses::compare::{Variant, compare_variants};
+use fairshare_base::write::parquet::write_parquet;
+use fairshare_engine::output::parquet::{jobs_batch, jobs_metadata};
+use fairshare_engine::pipeline::{Silent, SiteOptions};
+use fairshare_engine::tree::Shares;
 
 use super::{fairshare, stdout_of, write_file};
 
@@ -51,7 +52,7 @@ fn compare_variants_is_what_compare_prints_and_writes() {
     assert!(!String::from_utf8_lossy(&run.stderr).contains("left out"), "{}", String::from_utf8_lossy(&run.stderr));
 
     let ours = c.batch().unwrap();
-    let written = fairshare::io::read_parquet_whole(&out).unwrap();
+    let written = fairshare_engine::io::read_parquet_whole(&out).unwrap();
     let names = |b: &arrow::array::RecordBatch| -> Vec<String> {
         b.schema().fields().iter().map(|f| f.name().clone()).collect()
     };
@@ -68,7 +69,7 @@ fn compare_variants_is_what_compare_prints_and_writes() {
     assert!(Variant::parse("classic:dampening=0").is_err() && Variant::parse("fifo").is_err());
 }
 
-/// `score --priority flux` writes the file of [`fairshare::pipeline::Site::score_flux`]'s queue,
+/// `score --priority flux` writes the file of [`fairshare_engine::pipeline::Site::score_flux`]'s queue,
 /// byte for byte; slurm.conf, the QOS table and the job records of the site play no part.
 #[test]
 fn score_flux_is_what_score_priority_flux_writes() {

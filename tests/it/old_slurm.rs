@@ -97,7 +97,7 @@ fn slurm_17_sacct_dump_charges_cpus_nodes_and_gpus() {
         out.to_str().unwrap(),
     ]);
     stdout_of(&run);
-    let records = fairshare::io::parquet_tree::read(&out).unwrap().records;
+    let records = fairshare_engine::io::parquet_tree::read(&out).unwrap().records;
     let usage: HashMap<String, f64> = records.into_iter().filter_map(|r| Some((r.user?, r.usage))).collect();
     let want = HashMap::from([
         ("alice".to_string(), 32.0 * 7200.0),

@@ -274,7 +274,7 @@ fn outside_canvas(svg: &str) -> Vec<String> {
         let num = |n: &str| attr(e, n).unwrap().parse::<f64>().unwrap();
         let (x, y, em) = (num("x"), num("y"), num("font-size"));
         let text = unescape(body);
-        let len = fairshare::plot::font::text_width(&text, em);
+        let len = fairshare_pictures::plot::font::text_width(&text, em);
         let start = match attr(e, "text-anchor") {
             Some("middle") => -len / 2.0,
             Some("end") => -len,

@@ -371,8 +371,8 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     use std::sync::Arc;
 
     use arrow::array::{ArrayRef, Int64Array, StringArray};
-    use fairshare::config::tres::Tres;
-    use fairshare::jobs::{PendingFormat, PendingJobs};
+    use fairshare_engine::config::tres::Tres;
+    use fairshare_engine::jobs::{PendingFormat, PendingJobs};
 
     let dir = tempfile::tempdir().unwrap();
     let users = ["zoe", "amy", "bob", "amy", "kim", "zoe", "bob", "lee", "amy", "kim", "ned"];
@@ -458,7 +458,7 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
     assert_eq!(from_pq.accrue_time, from_csv.accrue_time);
     assert_eq!(from_pq.min_nodes, from_csv.min_nodes);
     assert_eq!(from_pq.time_limit, from_csv.time_limit);
-    assert!(from_pq.time_limit.contains(&fairshare::jobs::pending::NO_VAL));
+    assert!(from_pq.time_limit.contains(&fairshare_engine::jobs::pending::NO_VAL));
     assert_eq!(from_pq.nice, from_csv.nice);
     assert_eq!(from_pq.site_factor, from_csv.site_factor);
     assert_eq!(from_pq.urgency, from_csv.urgency);
@@ -479,8 +479,8 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
         "id,parent_id,account,user,partition,shares,usage,priority\n1,,root,,,1,0,\n2,1,acct0,,,1,0,\n\
          3,2,acct0,amy,,1,0,\n4,2,acct0,zoe,,1,0,\n5,1,acct1,,,1,0,\n6,5,acct1,amy,,1,0,\n7,5,acct1,bob,gpu,1,0,\n",
     );
-    let tree = fairshare::io::read_tree(&tree, None).unwrap();
-    let tree_names = Arc::new(fairshare::jobs::TreeNames::new(&tree));
+    let tree = fairshare_engine::io::read_tree(&tree, None).unwrap();
+    let tree_names = Arc::new(fairshare_engine::jobs::TreeNames::new(&tree));
     let against = PendingJobs::read_with(&pq_path, Some(PendingFormat::Parquet), &keep, &tree_names).unwrap();
     assert_eq!(named(&against, &against.user), named(&from_csv, &from_csv.user));
     assert_eq!(named(&against, &against.account), named(&from_csv, &from_csv.account));
@@ -556,15 +556,16 @@ fn parquet_queues_of_many_row_groups_read_as_their_csv() {
 /// streams large queues this way).
 #[test]
 fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
-    use fairshare::jobs::PendingJobs;
-    use fairshare::output::parquet::{ParquetSink, jobs_batch, write_parquet};
-    use fairshare::pass::{Algorithm, Params, compute};
-    use fairshare::priority::{Scores, SlurmPriority};
+    use fairshare_base::write::parquet::{ParquetSink, write_parquet};
+    use fairshare_engine::jobs::PendingJobs;
+    use fairshare_engine::output::parquet::jobs_batch;
+    use fairshare_engine::pass::{Algorithm, Params, compute};
+    use fairshare_engine::priority::{Scores, SlurmPriority};
 
     let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-site");
-    let conf = fairshare::config::read_slurm_conf(&site.join("slurm.conf"), None).unwrap();
-    let qos = fairshare::config::qos::read(&site.join("qos.txt")).unwrap();
-    let tree = fairshare::io::read_tree(&site.join("tree.csv"), None).unwrap();
+    let conf = fairshare_engine::config::read_slurm_conf(&site.join("slurm.conf"), None).unwrap();
+    let qos = fairshare_engine::config::qos::read(&site.join("qos.txt")).unwrap();
+    let tree = fairshare_engine::io::read_tree(&site.join("tree.csv"), None).unwrap();
     let fs = compute(&tree, &Params::new(Algorithm::FairTree)).unwrap();
     let prio = SlurmPriority::new(&conf, Some(&qos), 1_767_830_400);
     let jobs = PendingJobs::read(&site.join("pending.csv"), None, &prio.weights.tres_keys()).unwrap();
@@ -611,10 +612,10 @@ fn sliced_scoring_and_streamed_parquet_match_the_whole_queue() {
 fn score_streams_a_queue_longer_than_a_slice() {
     use data_gen::TreeSpec;
     use data_gen::site::{QueueSpec, SLURM_CONF, write_pending_parquet};
-    use fairshare::jobs::PendingJobs;
-    use fairshare::output::parquet::jobs_batch;
-    use fairshare::pass::{Algorithm, Params, compute};
-    use fairshare::priority::SlurmPriority;
+    use fairshare_engine::jobs::PendingJobs;
+    use fairshare_engine::output::parquet::jobs_batch;
+    use fairshare_engine::pass::{Algorithm, Params, compute};
+    use fairshare_engine::priority::SlurmPriority;
 
     const NOW: i64 = 1_767_830_400;
     let dir = tempfile::tempdir().unwrap();
@@ -632,8 +633,8 @@ fn score_streams_a_queue_longer_than_a_slice() {
     let conf = ["--slurm-conf", conf_path.to_str().unwrap(), "--now", &now, "--out", out.to_str().unwrap()];
     stdout_of(&fairshare(args.iter().chain(&conf)));
 
-    let conf = fairshare::config::read_slurm_conf(&conf_path, None).unwrap();
-    let tree = fairshare::io::read_tree(&tree_path, None).unwrap();
+    let conf = fairshare_engine::config::read_slurm_conf(&conf_path, None).unwrap();
+    let tree = fairshare_engine::io::read_tree(&tree_path, None).unwrap();
     let prio = SlurmPriority::new(&conf, None, NOW);
     let fs = compute(&tree, &Params::new(Algorithm::Classic)).unwrap(); // SLURM_CONF: NO_FAIR_TREE
     let jobs = PendingJobs::read(&pending, None, &prio.weights.tres_keys()).unwrap();

@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use fairshare::pass::{Algorithm, FairShare, Params, compute, fair_tree_with_near_ulps};
-use fairshare::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
+use fairshare_engine::pass::{Algorithm, FairShare, Params, compute, fair_tree_with_near_ulps};
+use fairshare_engine::tree::{AccountUsage, AssocRecord, AssocTree, Shares, SiblingOrder, TreeInput};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 

@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use fairshare::tree::AssocTree;
+use fairshare_engine::tree::AssocTree;
 use rustc_apfloat::ieee::{Double, X87DoubleExtended as X87};
 use rustc_apfloat::{Float, FloatConvert};
 

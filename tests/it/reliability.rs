@@ -1225,13 +1225,16 @@ fn a_killed_run_leaves_the_previous_directory_intact() {
     let out = outputs.join("D");
     run_ok(&site, &out);
     let previous = snapshot(&out);
+    let mut seed_kills = 0;
     for delay_ms in [0, 1, 5, 20, 50] {
         let mut child = spawn_run(&site, &out);
         std::thread::sleep(Duration::from_millis(delay_ms));
         let _ = child.kill();
-        child.wait().unwrap();
+        seed_kills += usize::from(!child.wait().unwrap().success());
         check_after_kill(&out, &previous, &format!("seed site, killed after {delay_ms} ms"));
     }
+    // A kill that lands on no run checks nothing: at 0 ms the run has not even read its site.
+    assert!(seed_kills > 0, "every seed-site run finished before its kill");
 
     // A large site (200k associations, 2·10^6 job records), killed during usage and at several
     // points of writing the run directory (watched through its temporary directory).
@@ -1239,7 +1242,7 @@ fn a_killed_run_leaves_the_previous_directory_intact() {
     std::fs::create_dir_all(&big).unwrap();
     let now = 1_767_830_400;
     let tree = generate_tree(&TreeSpec::new(200_000, 5));
-    fairshare::io::parquet_tree::write(&big.join("tree.parquet"), &tree.records, Vec::new()).unwrap();
+    fairshare_engine::io::parquet_tree::write(&big.join("tree.parquet"), &tree.records, Vec::new()).unwrap();
     let history = data_gen::history::HistorySpec { records: 2_000_000, seed: 5, from: now - 30 * 86_400, to: now };
     data_gen::history::write_records_parquet(&big.join("jobs.parquet"), &tree, &history).unwrap();
     let queue = data_gen::site::QueueSpec { jobs: 20_000, seed: 5, now };
@@ -1265,6 +1268,7 @@ fn a_killed_run_leaves_the_previous_directory_intact() {
         listing(&big_outputs).into_iter().find(|n| n.starts_with(&prefix)).map(|n| big_outputs.join(n))
     };
     let entries = |d: &Path| std::fs::read_dir(d).map_or(0, |r| r.count());
+    let mut landed = Vec::new();
     for (what, files) in [("writing starts", 0), ("the first file is written", 1), ("mid-write", 3)] {
         let child = spawn_run(&big_site, &big_out);
         let pid = child.id();
@@ -1273,12 +1277,16 @@ fn a_killed_run_leaves_the_previous_directory_intact() {
         if killed {
             // Killed while writing: its temporary directory is left beside B, and never under B.
             assert!(temp_of(pid).is_some(), "{what}: the kill landed after the run was complete");
+            landed.push(what);
         }
     }
+    // A run that always finished before its kill would pass the checks above without testing them.
+    assert!(!landed.is_empty(), "no kill landed while the run directory was being written");
+    eprintln!("reliability: kills landed while writing: {}", landed.join(", "));
     // Mid-usage: killed well before any output exists.
     let child = spawn_run(&big_site, &big_out);
     std::thread::sleep(Duration::from_millis(100));
-    kill_when(child, || true);
+    assert!(kill_when(child, || true), "the large run ended within 100 ms: the kill during usage never landed");
     check_after_kill(&big_out, &previous, "large site, killed during usage");
 
     // Leftovers of killed runs (`.B.tmp-<host>-<pid>`) are never read: the next run removes those

@@ -348,7 +348,7 @@ fn flux_jobs_table_as_job_records() {
         "--out",
         out.to_str().unwrap(),
     ]));
-    let tree = fairshare::io::parquet_tree::read(&out).unwrap();
+    let tree = fairshare_engine::io::parquet_tree::read(&out).unwrap();
     let usage: HashMap<&str, f64> =
         tree.records.iter().filter_map(|r| r.user.as_deref().map(|u| (u, r.usage))).collect();
     assert_eq!(usage["alice"], 1600.0);

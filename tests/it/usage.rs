@@ -10,7 +10,7 @@ use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::Float64Type;
 use data_gen::history::{HistorySpec, write_records_csv, write_records_parquet, write_records_sacct};
 use data_gen::{TreeSpec, generate_tree, write_assoc_csv};
-use fairshare::tree::AssocRecord;
+use fairshare_engine::tree::AssocRecord;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::properties::WriterProperties;
@@ -38,7 +38,7 @@ pub(super) fn read_parquet(path: &Path) -> (RecordBatch, HashMap<String, String>
 
 /// The records of a `usage --out` file, read back as a tree input.
 fn records(path: &Path) -> Vec<AssocRecord> {
-    fairshare::io::parquet_tree::read(path).expect("usage.parquet reads back as a tree").records
+    fairshare_engine::io::parquet_tree::read(path).expect("usage.parquet reads back as a tree").records
 }
 
 /// Usage by user name (user rows only; the names are unique in these small trees).
@@ -201,7 +201,7 @@ fn qos_usage_factor_scales_usage() {
 /// A data-gen site: tree, slurm.conf, QOS and a history in the given formats.
 struct GenSite {
     dir: tempfile::TempDir,
-    input: fairshare::tree::TreeInput,
+    input: fairshare_engine::tree::TreeInput,
     spec: HistorySpec,
 }
 
@@ -754,7 +754,7 @@ struct StopAfter {
     heard: std::sync::atomic::AtomicUsize,
 }
 
-impl fairshare::pipeline::Observer for StopAfter {
+impl fairshare_engine::pipeline::Observer for StopAfter {
     fn progress(&self, _what: &str, _done: u64, _total: u64, _unit: &str) {
         self.heard.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -770,10 +770,11 @@ fn an_interrupted_charge_stops_and_is_not_asked_again() {
     let site = GenSite::new(200, 3000, 5);
     write_records_parquet(&site.path("jobs.parquet"), &site.input, &site.spec).unwrap();
     regroup(&site.path("jobs.parquet"), &site.path("groups.parquet"), 100);
-    for (jobs, format) in
-        [("groups.parquet", fairshare::usage::JobFormat::Parquet), ("jobs.csv", fairshare::usage::JobFormat::Csv)]
-    {
-        let options = fairshare::pipeline::SiteOptions {
+    for (jobs, format) in [
+        ("groups.parquet", fairshare_engine::usage::JobFormat::Parquet),
+        ("jobs.csv", fairshare_engine::usage::JobFormat::Csv),
+    ] {
+        let options = fairshare_engine::pipeline::SiteOptions {
             tree: Some(site.path("tree.csv")),
             jobs: Some(site.path(jobs)),
             jobs_format: Some(format),
@@ -784,7 +785,7 @@ fn an_interrupted_charge_stops_and_is_not_asked_again() {
         let stop = StopAfter { after: 1, heard: 0.into() };
         let mut input = resolved.tree_input().unwrap();
         let e = resolved.charge(&mut input, &stop).unwrap_err();
-        assert!(matches!(e, fairshare::Error::Interrupted(_)), "{jobs}: {e}");
+        assert!(matches!(e, fairshare_base::Error::Interrupted(_)), "{jobs}: {e}");
         assert_eq!(stop.heard.into_inner(), 1, "{jobs}: asked once, after the first part");
         let never = StopAfter { after: usize::MAX, heard: 0.into() };
         let mut input = resolved.tree_input().unwrap();
@@ -841,13 +842,13 @@ fn split_records(from: &Path, dir: &Path, parts: usize) -> Vec<PathBuf> {
 /// Slurm's decay (classic and Fair Tree) and the exact decay.
 #[test]
 fn parts_charged_apart_and_merged_in_any_order_equal_the_whole() {
-    use fairshare::pipeline::SiteOptions;
+    use fairshare_engine::pipeline::SiteOptions;
     let site = GenSite::new(300, 5000, 31);
     write_records_parquet(&site.path("jobs.parquet"), &site.input, &site.spec).unwrap();
     for (decay, algorithm) in [
-        (fairshare::pipeline::Decay::Slurm, fairshare::pass::Algorithm::Classic),
-        (fairshare::pipeline::Decay::Slurm, fairshare::pass::Algorithm::FairTree),
-        (fairshare::pipeline::Decay::Exact, fairshare::pass::Algorithm::FairTree),
+        (fairshare_engine::pipeline::Decay::Slurm, fairshare_engine::pass::Algorithm::Classic),
+        (fairshare_engine::pipeline::Decay::Slurm, fairshare_engine::pass::Algorithm::FairTree),
+        (fairshare_engine::pipeline::Decay::Exact, fairshare_engine::pass::Algorithm::FairTree),
     ] {
         let options = SiteOptions {
             tree: Some(site.path("tree.csv")),
@@ -861,9 +862,10 @@ fn parts_charged_apart_and_merged_in_any_order_equal_the_whole() {
         };
         let resolved = options.resolve().unwrap();
         let mut whole = resolved.tree_input().unwrap();
-        let whole_report = resolved.charge(&mut whole, &fairshare::pipeline::Silent).unwrap().unwrap();
-        let bits =
-            |input: &fairshare::tree::TreeInput| input.records.iter().map(|r| r.usage.to_bits()).collect::<Vec<_>>();
+        let whole_report = resolved.charge(&mut whole, &fairshare_engine::pipeline::Silent).unwrap().unwrap();
+        let bits = |input: &fairshare_engine::tree::TreeInput| {
+            input.records.iter().map(|r| r.usage.to_bits()).collect::<Vec<_>>()
+        };
         assert!(whole.records.iter().any(|r| r.usage > 0.0));
         for parts in [1, 3, 7] {
             let files = split_records(&site.path("jobs.parquet"), site.dir.path(), parts);
@@ -877,7 +879,7 @@ fn parts_charged_apart_and_merged_in_any_order_equal_the_whole() {
             let report = total.finish(&mut input, &site.path("jobs.parquet")).unwrap();
             assert_eq!(bits(&input), bits(&whole), "{decay:?} {algorithm:?}, {parts} parts");
             assert_eq!(report.charged, whole_report.charged);
-            assert_eq!(report.pass_start.is_some(), algorithm == fairshare::pass::Algorithm::Classic);
+            assert_eq!(report.pass_start.is_some(), algorithm == fairshare_engine::pass::Algorithm::Classic);
             assert_eq!(
                 report.pass_start.map(|p| p.iter().map(|u| u.to_bits()).collect::<Vec<_>>()),
                 whole_report.pass_start.as_ref().map(|p| p.iter().map(|u| u.to_bits()).collect())
@@ -889,7 +891,7 @@ fn parts_charged_apart_and_merged_in_any_order_equal_the_whole() {
         tree: Some(site.path("tree.csv")),
         jobs: Some(site.path("jobs.parquet")),
         now: Some(site.spec.to.to_string()),
-        decay: Some(fairshare::pipeline::Decay::FluxClean),
+        decay: Some(fairshare_engine::pipeline::Decay::FluxClean),
         ..Default::default()
     };
     let resolved = options.resolve().unwrap();
