@@ -125,7 +125,7 @@ pub fn tree_frame(tree: &AssocTree) -> Result<DataFrame> {
 /// ```
 /// use fairshare_engine::pass::{compute, Algorithm, Params};
 /// use fairshare_engine::priority::SlurmPriority;
-/// let site = std::path::Path::new("examples/seed-site");
+/// let site = std::path::Path::new("../../examples/seed-site");
 /// let conf = fairshare_engine::config::read_slurm_conf(&site.join("slurm.conf"), None)?;
 /// let qos = fairshare_engine::config::qos::read(&site.join("qos.txt"))?;
 /// let tree = fairshare_engine::io::read_tree(&site.join("tree.csv"), None)?;
@@ -153,7 +153,8 @@ pub fn jobs_frame(scores: Scores, jobs: &PendingJobs, weights: &Weights) -> Resu
 /// # Example
 /// ```
 /// use fairshare_engine::pass::{compute, Algorithm, Params};
-/// use fairshare_engine::output::parquet::{association_batch, metadata, write_parquet};
+/// use fairshare_base::write::parquet::write_parquet;
+/// use fairshare_engine::output::parquet::{association_batch, metadata};
 /// let tree = fairshare_engine::io::default_tree()?;
 /// let fs = compute(&tree, &Params::new(Algorithm::FairTree))?;
 /// let dir = std::env::temp_dir().join(format!("fairshare-doc-{}", std::process::id()));
