@@ -15,6 +15,10 @@ over that floor is the largest ratio any charge of this file could reach.
 
     python3 benches/vs_duckdb.py                      # 10^6 associations, 10^7 records, 2 runs each
     python3 benches/vs_duckdb.py --records 100000000  # issue 20's size (1.7 GB of Parquet)
+    python3 benches/vs_duckdb.py --baseline /tmp/old/fairshare   # and another build, interleaved
+
+``--baseline`` times a second ``fairshare`` binary (an earlier commit's, built elsewhere) in the same
+interleaved runs, so a change is measured against what it changes in one sitting.
 
 Run it with the project's venv (``~/.cache/fairshare-venv/bin/python``, which ``tests/run.py``
 makes; it has duckdb and pyarrow).
@@ -131,13 +135,14 @@ def main() -> None:
     p.add_argument("--records", type=int, default=10_000_000)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--baseline", type=Path, help="another fairshare binary to time beside this build's")
     a = p.parse_args()
 
     binary, data_gen, page_floor = build()
     site = make_site(data_gen, a.associations, a.records)
     jobs = site / "jobs.parquet"
     size = jobs.stat().st_size
-    duck, ours, floor = [], [], []
+    duck, ours, floor, base = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "usage.parquet"
         for _ in range(a.runs):
@@ -145,6 +150,11 @@ def main() -> None:
             duck.append(t)
             t, mine = run_fairshare(binary, site, a.threads, out)
             ours.append(t)
+            if a.baseline:
+                t, before = run_fairshare(a.baseline, site, a.threads, out)
+                base.append(t)
+                if before != mine:
+                    raise SystemExit(f"{a.baseline} charged different usage from this build")
             floor.append(run_floor(page_floor, jobs, a.threads))
     worst = agree(mine, theirs)
     if worst > 1e-12:
@@ -155,6 +165,9 @@ def main() -> None:
     print(f"DuckDB {duckdb.__version__} SQL      {min(duck):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in duck)})")
     print(f"fairshare usage --decay exact {min(ours):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in ours)})")
     print(f"ratio (DuckDB / fairshare)    {min(duck) / min(ours):7.2f}")
+    if base:
+        print(f"baseline {a.baseline}  {min(base):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in base)}); "
+              f"baseline / this build {min(base) / min(ours):.2f}; the same usage, bit for bit")
     print(f"floor: the pages decompressed {min(floor):7.2f} s  (runs: {', '.join(f'{t:.2f}' for t in floor)}); "
           f"DuckDB / floor {min(duck) / min(floor):.2f}")
 

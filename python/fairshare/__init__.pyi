@@ -20,6 +20,7 @@ __all__ = [
     "sshare",
     "explain_path",
     "compare",
+    "diff",
     "forecast",
 ]
 __version__: str

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use fairshare_analyses::compare::{Variant, compare_variants};
-use fairshare_engine::io::TreeFormat;
+use fairshare_base::named::Named;
 use fairshare_engine::io::parquet_tree::{columns_from_batches, records_to_batch};
 use fairshare_engine::output::parquet::{into_association_batch, jobs_batch};
 use fairshare_engine::output::sshare::{Parsable, SshareOptions, write_sshare};
@@ -35,7 +35,7 @@ use pyo3::types::PyDict;
 
 use call::Call;
 use errors::{FairshareError, usage_error};
-use options::{TREE_TABLE, choice, file_or_table, site_options};
+use options::{TREE_TABLE, choice, file_or_table, named, site_options};
 use table::{Table, import_stream, is_table};
 
 /// The site of `options`, resolved.
@@ -64,7 +64,7 @@ fn whole_site(
 #[pyfunction]
 #[pyo3(signature = (source, format = None))]
 fn read_tree(py: Python<'_>, source: &Bound<'_, PyAny>, format: Option<String>) -> PyResult<Table> {
-    let format = format.map(|f| choice("format", &f, &TreeFormat::ALL)).transpose()?;
+    let format = format.map(|f| named("format", &f)).transpose()?;
     let call = Call::default();
     let batch = if is_table(source)? {
         let batches = import_stream(source, "tree")?;
@@ -386,7 +386,7 @@ fn forecast<'py>(
     partition: Option<String>,
     options: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use fairshare_analyses::forecast::{Assume, ForecastOptions};
+    use fairshare_analyses::forecast::ForecastOptions;
     let duration = |text: Option<String>, what: &str| {
         text.map(|t| {
             fairshare_engine::config::time::parse_duration(&t).map_err(|m| usage_error(format!("{what}: {m}")))
@@ -394,7 +394,7 @@ fn forecast<'py>(
         .transpose()
     };
     let options_f = ForecastOptions {
-        assume: choice("assume", &assume, &[(Assume::Idle, "idle"), (Assume::Steady, "steady")])?,
+        assume: named("assume", &assume)?,
         window: duration(window, "window")?,
         horizon: duration(horizon, "horizon")?,
         steps,

@@ -3,15 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use fairshare_engine::config::SlurmConfFormat;
-use fairshare_engine::io::TreeFormat;
+use fairshare_base::named::Named;
 use fairshare_engine::io::parquet_tree::columns_from_batches;
 use fairshare_engine::jobs::PendingFormat;
-use fairshare_engine::pass::Algorithm;
-use fairshare_engine::pipeline::{Decay, SiteOptions};
+use fairshare_engine::pipeline::SiteOptions;
 use fairshare_engine::tree::Shares;
 use fairshare_engine::usage::JobFormat;
-use fairshare_engine::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -51,6 +48,12 @@ pub const OPTIONS: [&str; 25] = [
     "set_shares",
 ];
 
+/// The library's value named `name` (as the command line spells it), saying the choices when it is
+/// none of them.
+pub fn named<T: Named>(what: &str, name: &str) -> PyResult<T> {
+    T::of_name(name).ok_or_else(|| usage_error(format!("{what}: unknown {name:?}; one of {}", T::names())))
+}
+
 /// Looks `name` up among `(value, name)` pairs, saying the choices when it is none of them.
 pub fn choice<T: Copy>(what: &str, name: &str, choices: &[(T, &str)]) -> PyResult<T> {
     choices.iter().find(|(_, n)| *n == name).map(|(v, _)| *v).ok_or_else(|| {
@@ -58,26 +61,6 @@ pub fn choice<T: Copy>(what: &str, name: &str, choices: &[(T, &str)]) -> PyResul
         usage_error(format!("{what}: unknown {name:?}; one of {}", names.join(", ")))
     })
 }
-
-const ALGORITHMS: [(Algorithm, &str); 3] =
-    [(Algorithm::FairTree, "fair-tree"), (Algorithm::Classic, "classic"), (Algorithm::Flux, "flux")];
-const DECAYS: [(Decay, &str); 4] =
-    [(Decay::Slurm, "slurm"), (Decay::Exact, "exact"), (Decay::Flux, "flux"), (Decay::FluxClean, "flux-clean")];
-const JOB_FORMATS: [(JobFormat, &str); 6] = [
-    (JobFormat::Csv, "csv"),
-    (JobFormat::Parquet, "parquet"),
-    (JobFormat::Sacct, "sacct"),
-    (JobFormat::SacctJson, "sacct-json"),
-    (JobFormat::Swf(SwfOptions::DEFAULT), "swf"),
-    (JobFormat::FluxDb, "flux-db"),
-];
-const SWF_TREES: [(SwfTree, &str); 2] =
-    [(SwfTree::GroupUser, "group-user"), (SwfTree::PartitionUser, "partition-user")];
-const SWF_UNKNOWN_WAITS: [(UnknownWait, &str); 2] = [(UnknownWait::Zero, "zero"), (UnknownWait::Skip, "skip")];
-const SLURM_CONF_FORMATS: [(SlurmConfFormat, &str); 2] =
-    [(SlurmConfFormat::SlurmConf, "slurm-conf"), (SlurmConfFormat::Scontrol, "scontrol")];
-const PENDING_FORMATS: [(PendingFormat, &str); 3] =
-    [(PendingFormat::Csv, "csv"), (PendingFormat::Parquet, "parquet"), (PendingFormat::SqueueJson, "squeue-json")];
 
 /// The options of `dict` (None: none) as [`SiteOptions`]; tables in memory become the tree's
 /// columns or, for job records and pending queues, files spooled for `call`.
@@ -104,30 +87,30 @@ pub fn site_options(call: &mut Call, dict: Option<&Bound<'_, PyDict>>) -> PyResu
                     o.tree = Some(path(&key, &value)?);
                 }
             }
-            "format" => o.tree_format = Some(choice("format", &text()?, &TreeFormat::ALL)?),
+            "format" => o.tree_format = Some(named("format", &text()?)?),
             "jobs" => o.jobs = Some(file_or_table(call, &key, &value, "<jobs table>")?),
-            "jobs_format" => o.jobs_format = Some(choice("jobs_format", &text()?, &JOB_FORMATS)?),
-            "swf_tree" => o.swf_tree = Some(choice("swf_tree", &text()?, &SWF_TREES)?),
+            "jobs_format" => o.jobs_format = Some(named("jobs_format", &text()?)?),
+            "swf_tree" => o.swf_tree = Some(named("swf_tree", &text()?)?),
             "swf_unknown_wait" => {
-                o.swf_unknown_wait = Some(choice("swf_unknown_wait", &text()?, &SWF_UNKNOWN_WAITS)?);
+                o.swf_unknown_wait = Some(named("swf_unknown_wait", &text()?)?);
             }
             "pending" => o.pending = Some(file_or_table(call, &key, &value, "<pending table>")?),
-            "pending_format" => o.pending_format = Some(choice("pending_format", &text()?, &PENDING_FORMATS)?),
+            "pending_format" => o.pending_format = Some(named("pending_format", &text()?)?),
             "slurm_conf" => o.slurm_conf = Some(path(&key, &value)?),
             "slurm_conf_format" => {
-                o.slurm_conf_format = Some(choice("slurm_conf_format", &text()?, &SLURM_CONF_FORMATS)?);
+                o.slurm_conf_format = Some(named("slurm_conf_format", &text()?)?);
             }
             "qos" => o.qos = Some(path(&key, &value)?),
             "now" => o.now = Some(time(&key, &value)?),
             "first_pass" => o.first_pass = Some(time(&key, &value)?),
-            "decay" => o.decay = Some(choice("decay", &text()?, &DECAYS)?),
+            "decay" => o.decay = Some(named("decay", &text()?)?),
             "half_life" => o.half_life = Some(text()?),
             "calc_period" => o.calc_period = Some(text()?),
             "reset_period" => o.reset_period = Some(text()?),
             "timezone" => o.timezone = Some(text()?),
             "flux_interval" => o.flux_interval = Some(text()?),
             "billing" => o.billing = pairs(&key, &value)?,
-            "algorithm" => o.algorithm = Some(choice("algorithm", &text()?, &ALGORITHMS)?),
+            "algorithm" => o.algorithm = Some(named("algorithm", &text()?)?),
             "dampening" => o.dampening = Some(value.extract().map_err(|_| kind(&key, "an integer 1..=65535", &value))?),
             "depth_oblivious" => o.depth_oblivious = flag(&key, &value)?,
             "flux_exact_sums" => o.flux_exact_sums = flag(&key, &value)?,

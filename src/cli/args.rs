@@ -2,7 +2,19 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use fairshare_analyses::forecast::Assume;
+use fairshare_base::named::Named;
+use fairshare_engine::config::SlurmConfFormat;
+use fairshare_engine::io::TreeFormat;
+use fairshare_engine::jobs::PendingFormat;
+use fairshare_engine::pass::Algorithm;
+use fairshare_engine::pipeline::Decay;
+use fairshare_engine::usage::JobFormat;
+use fairshare_engine::usage::swf::{SwfTree, UnknownWait};
+use fairshare_pictures::plot::history::Metric;
+use fairshare_pictures::plot::icicle::ColorBy;
 
 /// Offline, exact HPC fair-share: Slurm classic and Fair Tree, flux-accounting's weighted tree.
 #[derive(Debug, Parser)]
@@ -13,6 +25,16 @@ pub struct Cli {
     pub threads: Option<usize>,
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// A library enumeration as an option's value: its names (and aliases) are the possible values,
+/// with its help, as the library's one table spells them ([`Named::CHOICES`]).
+fn choice<T: Named>() -> impl TypedValueParser<Value = T> {
+    let values = T::CHOICES.iter().map(|c| {
+        let value = PossibleValue::new(c.name).aliases(c.aliases.iter().copied());
+        if c.help.is_empty() { value } else { value.help(c.help) }
+    });
+    PossibleValuesParser::new(values).map(|name| T::of_name(&name).expect("a possible value has a name"))
 }
 
 // One command is parsed per process; boxing the large variants would buy nothing.
@@ -66,13 +88,6 @@ pub enum PriorityArg {
     Flux,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PendingFormatArg {
-    Csv,
-    Parquet,
-    SqueueJson,
-}
-
 /// The pending queue and the site configuration that scores it.
 #[derive(Debug, Args)]
 pub struct QueueArgs {
@@ -81,8 +96,8 @@ pub struct QueueArgs {
     #[arg(long, value_name = "PATH")]
     pub pending: Option<PathBuf>,
     /// Pending-jobs format (detected when omitted).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub pending_format: Option<PendingFormatArg>,
+    #[arg(long, value_parser = choice::<PendingFormat>(), value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormat>,
     /// slurm.conf (the priority weights, flags, nodes and partitions; required for Slurm), the
     /// QOS dump, `--now` (default: now) and, with `--jobs`, the usage recomputed from job records
     /// with every what-if flag of the usage stage.
@@ -148,27 +163,6 @@ pub struct ScoreArgs {
     pub out: PathBuf,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AlgoArg {
-    /// Slurm's Fair Tree (Slurm's default).
-    FairTree,
-    /// Slurm's classic algorithm (NO_FAIR_TREE).
-    Classic,
-    /// flux-accounting's weighted tree.
-    Flux,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TreeFormatArg {
-    AssocCsv,
-    Sshare,
-    FluxCsv,
-    FluxDb,
-    Parquet,
-    SacctmgrDump,
-    SshareJson,
-}
-
 /// The site, the tree and how to compute on it.
 #[derive(Debug, Args)]
 pub struct TreeArgs {
@@ -181,12 +175,12 @@ pub struct TreeArgs {
     #[arg(long, value_name = "PATH")]
     pub tree: Option<PathBuf>,
     /// Tree format (detected from the file when omitted).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub tree_format: Option<TreeFormatArg>,
+    #[arg(long, value_parser = choice::<TreeFormat>(), value_name = "FORMAT")]
+    pub tree_format: Option<TreeFormat>,
     /// Fair-share algorithm [default: the site file's `algorithm`, else slurm.conf's PriorityFlags,
     /// else fair-tree].
-    #[arg(long, value_enum)]
-    pub algo: Option<AlgoArg>,
+    #[arg(long, value_parser = choice::<Algorithm>())]
+    pub algo: Option<Algorithm>,
     /// Classic FairShareDampeningFactor (default: slurm.conf's, else 1).
     #[arg(long, value_name = "D", value_parser = fairshare_engine::config::slurm_conf::parse_dampening)]
     pub dampening: Option<u16>,
@@ -210,28 +204,28 @@ pub struct UsageArgs {
     #[arg(long, value_name = "PATH")]
     pub jobs: Option<PathBuf>,
     /// The job records' format (default: detected).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub jobs_format: Option<JobsFormatArg>,
+    #[arg(long, value_parser = choice::<JobFormat>(), value_name = "FORMAT")]
+    pub jobs_format: Option<JobFormat>,
     /// SWF traces: the association tree the trace implies (used when no --tree is given)
     /// [default: group-user].
-    #[arg(long, value_enum)]
-    pub swf_tree: Option<SwfTreeArg>,
+    #[arg(long, value_parser = choice::<SwfTree>())]
+    pub swf_tree: Option<SwfTree>,
     /// SWF traces: what a job whose wait time is unknown (-1) charges [default: zero].
-    #[arg(long, value_enum, value_name = "CHOICE")]
-    pub swf_unknown_wait: Option<SwfUnknownWaitArg>,
+    #[arg(long, value_parser = choice::<UnknownWait>(), value_name = "CHOICE")]
+    pub swf_unknown_wait: Option<UnknownWait>,
     /// slurm.conf with the half-life, calc period, reset period, enforcement and billing weights;
     /// or `(scontrol show config; scontrol show partition)` output.
     #[arg(long, value_name = "FILE")]
     pub slurm_conf: Option<PathBuf>,
     /// What --slurm-conf holds (default: detected).
-    #[arg(long, value_enum, value_name = "FORMAT", requires = "slurm_conf")]
-    pub slurm_conf_format: Option<SlurmConfFormatArg>,
+    #[arg(long, value_parser = choice::<SlurmConfFormat>(), value_name = "FORMAT", requires = "slurm_conf")]
+    pub slurm_conf_format: Option<SlurmConfFormat>,
     /// `sacctmgr show qos -P` dump (QOS usage factors).
     #[arg(long, value_name = "FILE")]
     pub qos: Option<PathBuf>,
     /// Decay model [default: the site file's `decay`, else slurm].
-    #[arg(long, value_enum)]
-    pub decay: Option<DecayArg>,
+    #[arg(long, value_parser = choice::<Decay>())]
+    pub decay: Option<Decay>,
     /// The first decay pass (default: passes aligned on the calc period, as if the first pass
     /// were at or before the first job start).
     #[arg(long, value_name = "T0")]
@@ -264,56 +258,6 @@ pub struct UsageArgs {
     /// [default: 1h].
     #[arg(long, value_name = "INTERVAL")]
     pub flux_interval: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SlurmConfFormatArg {
-    /// A slurm.conf (with its `Include` files).
-    SlurmConf,
-    /// `scontrol show config` and/or `scontrol show partition` output.
-    Scontrol,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DecayArg {
-    /// Slurm's decay thread: passes every PriorityCalcPeriod, `1 - 0.693/half_life` per second.
-    Slurm,
-    /// A continuous `2^(-age/half_life)` over each job's run.
-    Exact,
-    /// flux-accounting's bins as its cron-driven update-usage leaves them, quirks included
-    /// (completed jobs only; runs every --flux-interval since --first-pass).
-    Flux,
-    /// flux-accounting's bins without the quirks: a job inactive k half-lives ago weighs 0.5^k,
-    /// for k below 4.
-    FluxClean,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum JobsFormatArg {
-    Csv,
-    Parquet,
-    Sacct,
-    /// `sacct --json` (its `jobs` array).
-    SacctJson,
-    Swf,
-    /// A flux-accounting database's `jobs` table.
-    FluxDb,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SwfUnknownWaitArg {
-    /// The job started at its submit time: its run time is charged from there.
-    Zero,
-    /// The job is skipped (and counted).
-    Skip,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SwfTreeArg {
-    /// root → group → user.
-    GroupUser,
-    /// root → partition → user.
-    PartitionUser,
 }
 
 #[derive(Debug, Args)]
@@ -421,8 +365,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub pending: Option<PathBuf>,
     /// Pending-jobs format (detected when omitted).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub pending_format: Option<PendingFormatArg>,
+    #[arg(long, value_parser = choice::<PendingFormat>(), value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormat>,
     /// A flux-accounting database: usage and fair-share as `flux account-update-usage` and
     /// `update-fshare` compute them at --now.
     #[arg(long, value_name = "PATH", conflicts_with_all = ["jobs", "site"])]
@@ -489,20 +433,12 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "PATH")]
     pub pending: Option<PathBuf>,
     /// Pending-jobs format (detected when omitted).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub pending_format: Option<PendingFormatArg>,
+    #[arg(long, value_parser = choice::<PendingFormat>(), value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormat>,
     #[command(flatten)]
     pub tree: TreeArgs,
     #[command(flatten)]
     pub usage: UsageArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AssumeArg {
-    /// No new usage anywhere: the jobs running now end at the next decay pass.
-    Idle,
-    /// Everyone goes on at their rate of the last --window.
-    Steady,
 }
 
 #[derive(Debug, Args)]
@@ -511,8 +447,8 @@ pub struct ForecastArgs {
     #[arg(value_name = "USER[@ACCOUNT]")]
     pub who: String,
     /// Everyone's usage from --now on.
-    #[arg(long, value_enum, default_value = "idle")]
-    pub assume: AssumeArg,
+    #[arg(long, value_parser = choice::<Assume>(), default_value = "idle")]
+    pub assume: Assume,
     /// With --assume steady: the window whose rates go on [default: one half-life].
     #[arg(long, value_name = "DURATION")]
     pub window: Option<String>,
@@ -614,14 +550,6 @@ pub enum PlotCommand {
     History(HistoryArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlotColorArg {
-    /// Level FS (S/U) on a log scale (default for Fair Tree and flux).
-    LevelFs,
-    /// The fair-share factor; accounts take the mean of their users' (default for classic).
-    Factor,
-}
-
 #[derive(Debug, Args)]
 pub struct IcicleArgs {
     #[command(flatten)]
@@ -638,23 +566,8 @@ pub struct IcicleArgs {
     #[arg(long, value_name = "PX", default_value = "1200", value_parser = clap::value_parser!(u32).range(320..=20000))]
     pub width: u32,
     /// What the colour shows.
-    #[arg(long, value_enum)]
-    pub color: Option<PlotColorArg>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlotMetricArg {
-    /// The fair-share factor (accounts: the mean of their users', with their range shaded).
-    #[value(name = "fs_factor", alias = "fs-factor")]
-    FsFactor,
-    #[value(name = "raw_usage", alias = "raw-usage")]
-    RawUsage,
-    #[value(name = "norm_usage", alias = "norm-usage")]
-    NormUsage,
-    #[value(name = "effective_usage", alias = "effective-usage")]
-    EffectiveUsage,
-    #[value(name = "level_fs", alias = "level-fs")]
-    LevelFs,
+    #[arg(long, value_parser = choice::<ColorBy>())]
+    pub color: Option<ColorBy>,
 }
 
 #[derive(Debug, Args)]
@@ -669,8 +582,8 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// The value drawn.
-    #[arg(long, value_enum, default_value = "fs_factor")]
-    pub metric: PlotMetricArg,
+    #[arg(long, value_parser = choice::<Metric>(), default_value = "fs_factor")]
+    pub metric: Metric,
     /// Width in pixels (the height is half of it).
     #[arg(long, value_name = "PX", default_value = "1000", value_parser = clap::value_parser!(u32).range(400..=20000))]
     pub width: u32,
@@ -706,8 +619,8 @@ pub struct FairnessArgs {
     #[arg(long, value_name = "FILE")]
     pub slurm_conf: Option<PathBuf>,
     /// What --slurm-conf holds (default: detected).
-    #[arg(long, value_enum, value_name = "FORMAT", requires = "slurm_conf")]
-    pub slurm_conf_format: Option<SlurmConfFormatArg>,
+    #[arg(long, value_parser = choice::<SlurmConfFormat>(), value_name = "FORMAT", requires = "slurm_conf")]
+    pub slurm_conf_format: Option<SlurmConfFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -742,8 +655,8 @@ pub struct EntitlementArgs {
     #[arg(long, value_name = "PATH")]
     pub pending: Option<PathBuf>,
     /// Pending-jobs format (detected when omitted).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub pending_format: Option<PendingFormatArg>,
+    #[arg(long, value_parser = choice::<PendingFormat>(), value_name = "FORMAT")]
+    pub pending_format: Option<PendingFormat>,
     /// Also write one Parquet row per (association, TRES), atomically.
     #[arg(long, value_name = "FILE.parquet", value_parser = parquet_path)]
     pub out: Option<PathBuf>,

@@ -6,12 +6,11 @@ use std::io::Write;
 use fairshare_analyses::fairness::{Capacity, Fairness, machine_capacity};
 use fairshare_base::write::parquet::write_parquet;
 use fairshare_base::{Error, Result};
-use fairshare_engine::config::SlurmConfFormat;
 use fairshare_engine::pipeline::{SiteOptions, shown};
 use fairshare_pictures::plot::history::line_charts;
 use fairshare_pictures::plot::{Format, save};
 
-use super::args::{FairnessArgs, SlurmConfFormatArg};
+use super::args::FairnessArgs;
 
 pub(crate) fn run(a: &FairnessArgs) -> Result<()> {
     // Checked before the (possibly long) reading.
@@ -52,10 +51,7 @@ fn capacity(a: &FairnessArgs) -> Result<std::result::Result<Capacity, String>> {
     }
     let mut options = SiteOptions {
         slurm_conf: a.slurm_conf.clone(),
-        slurm_conf_format: a.slurm_conf_format.map(|f| match f {
-            SlurmConfFormatArg::SlurmConf => SlurmConfFormat::SlurmConf,
-            SlurmConfFormatArg::Scontrol => SlurmConfFormat::Scontrol,
-        }),
+        slurm_conf_format: a.slurm_conf_format,
         ..SiteOptions::default()
     };
     if let Some(site) = &a.site {

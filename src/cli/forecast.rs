@@ -2,13 +2,13 @@
 //! target, and what it can still run.
 
 use fairshare_analyses::forecast::render::{json, metadata, text, trajectory_batch};
-use fairshare_analyses::forecast::{Assume, ForecastOptions, forecast};
+use fairshare_analyses::forecast::{ForecastOptions, forecast};
 use fairshare_base::write::parquet::write_parquet;
 use fairshare_base::{Error, Result};
 use fairshare_engine::config::time::parse_duration;
 use fairshare_pictures::plot::{Format, save};
 
-use super::args::{AssumeArg, ForecastArgs};
+use super::args::ForecastArgs;
 use super::progress::Terminal;
 use super::settings::Settings;
 
@@ -21,10 +21,7 @@ pub(crate) fn run(a: &ForecastArgs) -> Result<()> {
         Format::of(p)?;
     }
     let options = ForecastOptions {
-        assume: match a.assume {
-            AssumeArg::Idle => Assume::Idle,
-            AssumeArg::Steady => Assume::Steady,
-        },
+        assume: a.assume,
         window: a.window.as_deref().map(|w| duration(w, "--window")).transpose()?,
         horizon: a.horizon.as_deref().map(|h| duration(h, "--horizon")).transpose()?,
         steps: a.steps,

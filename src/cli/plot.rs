@@ -2,13 +2,14 @@
 //! written as SVG or PNG by the output's extension.
 
 use fairshare_base::Result;
-use fairshare_pictures::plot::history::{ChartOptions, History, Metric, chart, notes};
-use fairshare_pictures::plot::icicle::{ColorBy, IcicleOptions, icicle};
+use fairshare_pictures::plot::history::{ChartOptions, History, chart, notes};
+use fairshare_pictures::plot::icicle::{IcicleOptions, icicle};
 use fairshare_pictures::plot::{Format, save};
 
-use super::args::{HistoryArgs, IcicleArgs, PlotArgs, PlotColorArg, PlotCommand, PlotMetricArg};
+use super::args::{HistoryArgs, IcicleArgs, PlotArgs, PlotCommand};
 use super::progress::Terminal;
 use super::settings::Settings;
+use fairshare_base::named::Named;
 
 pub(crate) fn run(a: &PlotArgs) -> Result<()> {
     match &a.what {
@@ -32,27 +33,13 @@ fn run_icicle(a: &IcicleArgs) -> Result<()> {
     if let (Some(now), Some(_)) = (&settings.options.now, &settings.options.jobs) {
         title.push_str(&format!(" at {now}"));
     }
-    let opts = IcicleOptions {
-        width: a.width,
-        depth: a.depth,
-        color: a.color.map(|c| match c {
-            PlotColorArg::LevelFs => ColorBy::LevelFs,
-            PlotColorArg::Factor => ColorBy::Factor,
-        }),
-        title,
-    };
+    let opts = IcicleOptions { width: a.width, depth: a.depth, color: a.color, title };
     save(&icicle(&tree, &fs, &opts), &a.out)
 }
 
 fn run_history(a: &HistoryArgs) -> Result<()> {
     Format::of(&a.out)?;
-    let metric = match a.metric {
-        PlotMetricArg::FsFactor => Metric::FsFactor,
-        PlotMetricArg::RawUsage => Metric::RawUsage,
-        PlotMetricArg::NormUsage => Metric::NormUsage,
-        PlotMetricArg::EffectiveUsage => Metric::EffectiveUsage,
-        PlotMetricArg::LevelFs => Metric::LevelFs,
-    };
+    let metric = a.metric;
     let history = History::read(&a.history, metric)?;
     let series = history.series(&a.accounts)?;
     // The metadata's name for the algorithm, as the user would say it.

@@ -6,19 +6,11 @@
 use std::path::Path;
 
 use fairshare_base::{Error, Result};
-use fairshare_engine::config::SlurmConfFormat;
-use fairshare_engine::io::TreeFormat;
 use fairshare_engine::jobs::PendingFormat;
-use fairshare_engine::pass::Algorithm;
 use fairshare_engine::pipeline::{Decay, EmbeddedSite, SiteOptions};
 use fairshare_engine::tree::Shares;
-use fairshare_engine::usage::JobFormat;
-use fairshare_engine::usage::swf::{SwfOptions, SwfTree, UnknownWait};
 
-use super::args::{
-    AlgoArg, DecayArg, JobsFormatArg, PendingFormatArg, SlurmConfFormatArg, SwfTreeArg, SwfUnknownWaitArg, TreeArgs,
-    TreeFormatArg, UsageArgs,
-};
+use super::args::{TreeArgs, UsageArgs};
 
 /// A command's site options, merged; the embedded site's files stay on disk while it lives.
 pub(crate) struct Settings {
@@ -35,12 +27,12 @@ impl Settings {
     pub(crate) fn new(
         tree: &TreeArgs,
         usage: &UsageArgs,
-        pending: Option<(Option<&Path>, Option<PendingFormatArg>)>,
+        pending: Option<(Option<&Path>, Option<PendingFormat>)>,
     ) -> Result<Self> {
         let mut options = flags(tree, usage)?;
         if let Some((path, format)) = pending {
             options.pending = path.map(Path::to_path_buf);
-            options.pending_format = format.map(pending_format);
+            options.pending_format = format;
         }
         let embedded = options.under_site(tree.site.as_deref())?;
         Ok(Settings { options, _embedded: embedded })
@@ -89,34 +81,20 @@ pub(crate) fn flags(t: &TreeArgs, u: &UsageArgs) -> Result<SiteOptions> {
             .collect::<Result<_>>()?;
     Ok(SiteOptions {
         tree: t.tree.clone(),
-        tree_format: t.tree_format.map(tree_format),
-        algorithm: t.algo.map(algorithm),
+        tree_format: t.tree_format,
+        algorithm: t.algo,
         dampening: t.dampening,
         depth_oblivious: t.depth_oblivious,
         flux_exact_sums: t.flux_exact_sums,
         set_shares,
         slurm_conf: u.slurm_conf.clone(),
-        slurm_conf_format: u.slurm_conf_format.map(|f| match f {
-            SlurmConfFormatArg::SlurmConf => SlurmConfFormat::SlurmConf,
-            SlurmConfFormatArg::Scontrol => SlurmConfFormat::Scontrol,
-        }),
+        slurm_conf_format: u.slurm_conf_format,
         qos: u.qos.clone(),
         jobs: u.jobs.clone(),
-        jobs_format: u.jobs_format.map(jobs_format),
-        swf_tree: u.swf_tree.map(|l| match l {
-            SwfTreeArg::GroupUser => SwfTree::GroupUser,
-            SwfTreeArg::PartitionUser => SwfTree::PartitionUser,
-        }),
-        swf_unknown_wait: u.swf_unknown_wait.map(|w| match w {
-            SwfUnknownWaitArg::Zero => UnknownWait::Zero,
-            SwfUnknownWaitArg::Skip => UnknownWait::Skip,
-        }),
-        decay: u.decay.map(|d| match d {
-            DecayArg::Slurm => Decay::Slurm,
-            DecayArg::Exact => Decay::Exact,
-            DecayArg::Flux => Decay::Flux,
-            DecayArg::FluxClean => Decay::FluxClean,
-        }),
+        jobs_format: u.jobs_format,
+        swf_tree: u.swf_tree,
+        swf_unknown_wait: u.swf_unknown_wait,
+        decay: u.decay,
         now: u.now.clone(),
         first_pass: u.first_pass.clone(),
         half_life: u.half_life.clone(),
@@ -127,45 +105,4 @@ pub(crate) fn flags(t: &TreeArgs, u: &UsageArgs) -> Result<SiteOptions> {
         flux_interval: u.flux_interval.clone(),
         ..SiteOptions::default()
     })
-}
-
-pub(crate) fn pending_format(f: PendingFormatArg) -> PendingFormat {
-    match f {
-        PendingFormatArg::Csv => PendingFormat::Csv,
-        PendingFormatArg::Parquet => PendingFormat::Parquet,
-        PendingFormatArg::SqueueJson => PendingFormat::SqueueJson,
-    }
-}
-
-fn tree_format(f: TreeFormatArg) -> TreeFormat {
-    match f {
-        TreeFormatArg::AssocCsv => TreeFormat::AssocCsv,
-        TreeFormatArg::Sshare => TreeFormat::Sshare,
-        TreeFormatArg::FluxCsv => TreeFormat::FluxCsv,
-        TreeFormatArg::FluxDb => TreeFormat::FluxDb,
-        TreeFormatArg::Parquet => TreeFormat::Parquet,
-        TreeFormatArg::SacctmgrDump => TreeFormat::SacctmgrDump,
-        TreeFormatArg::SshareJson => TreeFormat::SshareJson,
-    }
-}
-
-fn algorithm(a: AlgoArg) -> Algorithm {
-    match a {
-        AlgoArg::FairTree => Algorithm::FairTree,
-        AlgoArg::Classic => Algorithm::Classic,
-        AlgoArg::Flux => Algorithm::Flux,
-    }
-}
-
-/// How an SWF trace is read is the `--swf-tree` and `--swf-unknown-wait` options', applied when the
-/// options resolve.
-fn jobs_format(f: JobsFormatArg) -> JobFormat {
-    match f {
-        JobsFormatArg::Csv => JobFormat::Csv,
-        JobsFormatArg::Parquet => JobFormat::Parquet,
-        JobsFormatArg::Sacct => JobFormat::Sacct,
-        JobsFormatArg::SacctJson => JobFormat::SacctJson,
-        JobsFormatArg::Swf => JobFormat::Swf(SwfOptions::DEFAULT),
-        JobsFormatArg::FluxDb => JobFormat::FluxDb,
-    }
 }

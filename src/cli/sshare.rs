@@ -10,6 +10,7 @@ use super::args::SshareArgs;
 use super::progress::Terminal;
 use super::settings::Settings;
 use super::stdout::print;
+use fairshare_base::named::Named;
 
 fn sshare_options(a: &SshareArgs) -> SshareOptions {
     SshareOptions {

@@ -13,6 +13,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use crate::reference;
+use fairshare_base::named::Named;
 
 /// Share choices; `None` is `FairShare=parent`. Small values make equal S frequent.
 const SHARES: [Option<u64>; 6] = [Some(0), Some(1), Some(2), Some(3), Some(10), None];

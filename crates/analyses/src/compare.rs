@@ -11,6 +11,7 @@ use arrow::array::{Array, ArrayRef, AsArray, Float64Array, RecordBatch, StringAr
 use arrow::datatypes::{DataType, Float64Type};
 
 use crate::explain::assoc_name;
+use fairshare_base::named::Named;
 use fairshare_base::{Error, Result};
 use fairshare_engine::pass::{self as fs, Algorithm, FairShare, Params};
 use fairshare_engine::pipeline::{Observer, Silent, Site, fair_share_after_charge};
@@ -156,12 +157,8 @@ impl Variant {
     pub fn parse(text: &str) -> Result<Variant> {
         let mut parts = text.split(':');
         let algo = parts.next().unwrap_or_default().trim();
-        let algorithm = match algo {
-            "fair-tree" => Algorithm::FairTree,
-            "classic" => Algorithm::Classic,
-            "flux" => Algorithm::Flux,
-            _ => return Err(Error::Usage(format!("--variants: {algo:?} is not fair-tree, classic or flux"))),
-        };
+        let algorithm = Algorithm::of_name(algo)
+            .ok_or_else(|| Error::Usage(format!("--variants: {algo:?} is not fair-tree, classic or flux")))?;
         let mut params = Params::new(algorithm);
         for p in parts {
             match p.trim().split_once('=') {

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 
+use fairshare_base::named::Named;
 use fairshare_engine::pass::{Algorithm, FairShare, NO_VAL};
 use fairshare_engine::tree::AssocTree;
 

@@ -18,6 +18,7 @@
 
 pub mod render;
 
+use fairshare_base::named::{Choice, Named};
 use fairshare_base::{Error, Result};
 use fairshare_engine::pass::{Algorithm, FairShare, Params};
 use fairshare_engine::pipeline::{Observer, Site, UsageConfig};
@@ -36,14 +37,12 @@ pub enum Assume {
     Steady,
 }
 
-impl Assume {
-    /// The name the command line and the outputs use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Assume::Idle => "idle",
-            Assume::Steady => "steady",
-        }
-    }
+/// The names the command line and the outputs use.
+impl Named for Assume {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(Assume::Idle, "idle", "No new usage anywhere: the jobs running now end at the next decay pass"),
+        Choice::new(Assume::Steady, "steady", "Everyone goes on at their rate of the last --window"),
+    ];
 }
 
 /// What to forecast, and under which assumption.

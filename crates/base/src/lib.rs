@@ -3,6 +3,7 @@
 //!
 //! - [`error`]: the one error type, naming the input, the line or row, and what is wrong;
 //! - [`memory`]: the memory budget, huge pages and the allocator's settings;
+//! - [`named`]: choices spelled by name, one table each;
 //! - [`parallel`]: the one parallel driver and its determinism contract;
 //! - [`read`]: the reading toolkit (sources, row groups, fields, times, interned names);
 //! - [`write`]: the writing toolkit (atomic files and directories, `O_DIRECT`, the Parquet sink);
@@ -10,6 +11,7 @@
 
 pub mod error;
 pub mod memory;
+pub mod named;
 pub mod parallel;
 pub mod read;
 pub mod time_format;

@@ -11,6 +11,7 @@
 //! pass; `fairshare_frame` hands the result over as a `DataFrame`. The classic column is what
 //! `fairshare run` (whose seed site sets `PriorityFlags=NO_FAIR_TREE`) writes to sshare.txt.
 
+use fairshare_base::named::Named;
 use fairshare_engine::pass::Algorithm;
 use fairshare_engine::pipeline::{Silent, SiteOptions};
 use fairshare_frame::associations_frame;

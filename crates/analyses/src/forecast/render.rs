@@ -8,6 +8,7 @@ use arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use parquet::file::metadata::KeyValue;
 
 use crate::forecast::{Assume, Budget, Forecast};
+use fairshare_base::named::Named;
 use fairshare_base::time_format::{TimeFormat, iso_utc};
 use fairshare_engine::output::printable;
 

@@ -37,6 +37,7 @@ use super::{
     CommunalPurchase, Hardware, LabPurchase, Named, Purchase, SharePolicy, Split, TreeAccounts, tree_accounts,
 };
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::Named as _;
 use fairshare_engine::config::HostList;
 use fairshare_engine::io::{TreeFormat, read_tree_input};
 use fairshare_engine::tree::{AssocTree, TreeInput};
@@ -78,10 +79,8 @@ pub fn read_hardware_file(file: &Path) -> Result<HardwareSite> {
 
     let format = match &h.tree_format {
         Some(f) => {
-            let found = TreeFormat::ALL.iter().find(|(_, name)| *name == f.get_ref().as_str());
-            let names: Vec<&str> = TreeFormat::ALL.iter().map(|(_, n)| *n).collect();
-            let message = || format!("tree_format = {:?}: expected one of {}", f.get_ref(), names.join(", "));
-            Some(found.map(|(f, _)| *f).ok_or_else(|| t.err(Some(f.span()), message()))?)
+            let message = || format!("tree_format = {:?}: expected one of {}", f.get_ref(), TreeFormat::names());
+            Some(TreeFormat::of_name(f.get_ref()).ok_or_else(|| t.err(Some(f.span()), message()))?)
         }
         None => None,
     };

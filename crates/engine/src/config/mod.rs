@@ -33,6 +33,7 @@ pub use tres::{Tres, TresCounts, TresKind, TresMap, TresWeights, billable};
 use std::path::Path;
 
 use fairshare_base::error::Result;
+use fairshare_base::named::{Choice, Named};
 
 /// What a file given as the site's slurm.conf holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +42,18 @@ pub enum SlurmConfFormat {
     SlurmConf,
     /// `scontrol show config` and/or `scontrol show partition` output ([`scontrol::parse`]).
     Scontrol,
+}
+
+/// The formats' names on the command line and in site files.
+impl Named for SlurmConfFormat {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(SlurmConfFormat::SlurmConf, "slurm-conf", "A slurm.conf (with its `Include` files)"),
+        Choice::new(
+            SlurmConfFormat::Scontrol,
+            "scontrol",
+            "`scontrol show config` and/or `scontrol show partition` output",
+        ),
+    ];
 }
 
 impl SlurmConfFormat {

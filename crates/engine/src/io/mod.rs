@@ -24,6 +24,7 @@ use std::path::Path;
 
 use crate::tree::{AssocTree, TreeInput};
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::{Choice, Named};
 
 /// A tree input format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,23 +45,20 @@ pub enum TreeFormat {
     SshareJson,
 }
 
-impl TreeFormat {
-    /// Every format with its command-line name.
-    pub const ALL: [(TreeFormat, &'static str); 7] = [
-        (TreeFormat::AssocCsv, "assoc-csv"),
-        (TreeFormat::Sshare, "sshare"),
-        (TreeFormat::FluxCsv, "flux-csv"),
-        (TreeFormat::FluxDb, "flux-db"),
-        (TreeFormat::Parquet, "parquet"),
-        (TreeFormat::SacctmgrDump, "sacctmgr-dump"),
-        (TreeFormat::SshareJson, "sshare-json"),
+/// The formats' names on the command line and in site files.
+impl Named for TreeFormat {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(TreeFormat::AssocCsv, "assoc-csv", ""),
+        Choice::new(TreeFormat::Sshare, "sshare", ""),
+        Choice::new(TreeFormat::FluxCsv, "flux-csv", ""),
+        Choice::new(TreeFormat::FluxDb, "flux-db", ""),
+        Choice::new(TreeFormat::Parquet, "parquet", ""),
+        Choice::new(TreeFormat::SacctmgrDump, "sacctmgr-dump", ""),
+        Choice::new(TreeFormat::SshareJson, "sshare-json", ""),
     ];
+}
 
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(f, _)| *f == self).map(|(_, n)| *n).unwrap_or("?")
-    }
-
+impl TreeFormat {
     /// Tells the format of `path` from its first bytes.
     ///
     /// # Errors

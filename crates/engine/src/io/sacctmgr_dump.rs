@@ -298,6 +298,7 @@ fn split_fields(text: &str) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
     use crate::tree::{AccountUsage, SiblingOrder};
+    use fairshare_base::named::Named;
 
     const EXAMPLE: &str = "\
 # comments

@@ -18,6 +18,7 @@ use crate::pass::{Algorithm, FairShare};
 use crate::priority::{NONE, Scores, Weights};
 use crate::tree::{AssocTree, AssocTres};
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::Named;
 use fairshare_base::parallel::column;
 use fairshare_base::write::parquet::{UsedIds, version_metadata};
 

@@ -28,6 +28,7 @@ use crate::pass::{FairShare, NO_VAL};
 use crate::tree::AssocTree;
 use crate::usage::Skipped;
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::Named;
 
 /// What a run did, beside its tree and fair-share.
 #[derive(Clone, Debug, Default)]

@@ -19,6 +19,7 @@ pub use flux::update_fshare_order;
 
 use crate::tree::AssocTree;
 use fairshare_base::error::Result;
+use fairshare_base::named::{Choice, Named};
 use fairshare_base::parallel;
 
 /// Slurm's `NO_VAL` (0xfffffffe), which Slurm stores as a `level_fs` and a `level_shares`.
@@ -35,16 +36,16 @@ pub enum Algorithm {
     Flux,
 }
 
-impl Algorithm {
-    /// The name used on the command line and in output metadata.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::FairTree => "fair-tree",
-            Algorithm::Classic => "classic",
-            Algorithm::Flux => "flux",
-        }
-    }
+/// The names used on the command line, in site files and in output metadata.
+impl Named for Algorithm {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(Algorithm::FairTree, "fair-tree", "Slurm's Fair Tree (Slurm's default)"),
+        Choice::new(Algorithm::Classic, "classic", "Slurm's classic algorithm (NO_FAIR_TREE)"),
+        Choice::new(Algorithm::Flux, "flux", "flux-accounting's weighted tree"),
+    ];
+}
 
+impl Algorithm {
     /// The name a person uses, for titles of pictures and reports.
     pub fn title(self) -> &'static str {
         match self {
@@ -52,11 +53,6 @@ impl Algorithm {
             Algorithm::Classic => "Slurm classic",
             Algorithm::Flux => "flux-accounting's weighted tree",
         }
-    }
-
-    /// The algorithm of a [`Algorithm::name`].
-    pub fn of_name(name: &str) -> Option<Algorithm> {
-        [Algorithm::FairTree, Algorithm::Classic, Algorithm::Flux].into_iter().find(|a| a.name() == name)
     }
 }
 

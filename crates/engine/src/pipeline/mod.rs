@@ -47,6 +47,7 @@ use crate::config::{QosTable, SlurmConf};
 use crate::pass::{self as fs, Algorithm, FairShare, Params};
 use crate::tree::{AssocTree, TreeInput};
 use crate::usage::ChargeReport;
+use fairshare_base::named::Named;
 use fairshare_base::{Error, Result};
 
 /// What the pipeline tells its front end as it goes. Every method does nothing by default.

@@ -17,6 +17,7 @@ use crate::output::sprio::{Format, SprioLines, SprioOptions, write_sprio};
 use crate::output::sshare::{SshareOptions, write_sshare};
 use crate::priority::{Scores, Weights};
 use crate::usage::ChargeReport;
+use fairshare_base::named::Named;
 use fairshare_base::write::atomic::{AtomicDir, AtomicFile, DirKind};
 use fairshare_base::write::parquet::{ParquetSink, write_parquet};
 use fairshare_base::{Error, Result};

@@ -15,7 +15,7 @@ use crate::io::TreeFormat;
 use crate::jobs::PendingFormat;
 use crate::pass::Algorithm;
 use crate::usage::JobFormat;
-use crate::usage::swf::SwfOptions;
+use fairshare_base::named::Named;
 use fairshare_base::{Error, Result};
 
 /// The file as TOML holds it.
@@ -74,32 +74,6 @@ pub struct SiteFile {
     pub timezone: Option<String>,
 }
 
-const SLURM_CONF_FORMATS: &[(&str, SlurmConfFormat)] =
-    &[("slurm-conf", SlurmConfFormat::SlurmConf), ("scontrol", SlurmConfFormat::Scontrol)];
-const TREE_FORMATS: &[(&str, TreeFormat)] = &[
-    ("assoc-csv", TreeFormat::AssocCsv),
-    ("sshare", TreeFormat::Sshare),
-    ("flux-csv", TreeFormat::FluxCsv),
-    ("flux-db", TreeFormat::FluxDb),
-    ("parquet", TreeFormat::Parquet),
-    ("sacctmgr-dump", TreeFormat::SacctmgrDump),
-    ("sshare-json", TreeFormat::SshareJson),
-];
-const JOB_FORMATS: &[(&str, JobFormat)] = &[
-    ("csv", JobFormat::Csv),
-    ("parquet", JobFormat::Parquet),
-    ("sacct", JobFormat::Sacct),
-    ("sacct-json", JobFormat::SacctJson),
-    ("swf", JobFormat::Swf(SwfOptions::DEFAULT)),
-    ("flux-db", JobFormat::FluxDb),
-];
-const PENDING_FORMATS: &[(&str, PendingFormat)] =
-    &[("csv", PendingFormat::Csv), ("parquet", PendingFormat::Parquet), ("squeue-json", PendingFormat::SqueueJson)];
-const ALGORITHMS: &[(&str, Algorithm)] =
-    &[("fair-tree", Algorithm::FairTree), ("classic", Algorithm::Classic), ("flux", Algorithm::Flux)];
-const DECAYS: &[(&str, Decay)] =
-    &[("slurm", Decay::Slurm), ("exact", Decay::Exact), ("flux", Decay::Flux), ("flux-clean", Decay::FluxClean)];
-
 impl SiteFile {
     /// Reads and checks `file`.
     ///
@@ -125,16 +99,13 @@ impl SiteFile {
             timezone: raw.timezone,
             slurm_conf_format: raw
                 .slurm_conf_format
-                .map(|v| by_name(&v, "slurm_conf_format", SLURM_CONF_FORMATS, file, &text))
+                .map(|v| by_name(&v, "slurm_conf_format", file, &text))
                 .transpose()?,
-            tree_format: raw.tree_format.map(|v| by_name(&v, "tree_format", TREE_FORMATS, file, &text)).transpose()?,
-            jobs_format: raw.jobs_format.map(|v| by_name(&v, "jobs_format", JOB_FORMATS, file, &text)).transpose()?,
-            algorithm: raw.algorithm.map(|v| by_name(&v, "algorithm", ALGORITHMS, file, &text)).transpose()?,
-            decay: raw.decay.map(|v| by_name(&v, "decay", DECAYS, file, &text)).transpose()?,
-            pending_format: raw
-                .pending_format
-                .map(|v| by_name(&v, "pending_format", PENDING_FORMATS, file, &text))
-                .transpose()?,
+            tree_format: raw.tree_format.map(|v| by_name(&v, "tree_format", file, &text)).transpose()?,
+            jobs_format: raw.jobs_format.map(|v| by_name(&v, "jobs_format", file, &text)).transpose()?,
+            algorithm: raw.algorithm.map(|v| by_name(&v, "algorithm", file, &text)).transpose()?,
+            decay: raw.decay.map(|v| by_name(&v, "decay", file, &text)).transpose()?,
+            pending_format: raw.pending_format.map(|v| by_name(&v, "pending_format", file, &text)).transpose()?,
         })
     }
 }
@@ -162,11 +133,10 @@ fn site_time(value: toml::Value, key: &str, file: &Path, text: &str) -> Result<S
     Ok(spelled)
 }
 
-/// The value named `value` (any case) in `table`.
-fn by_name<T: Copy>(value: &str, key: &str, table: &[(&str, T)], file: &Path, text: &str) -> Result<T> {
-    table.iter().find(|(name, _)| name.eq_ignore_ascii_case(value)).map(|&(_, v)| v).ok_or_else(|| {
-        let names: Vec<&str> = table.iter().map(|&(name, _)| name).collect();
-        Error::input(file, key_line(text, key), format!("{key} = {value:?}: expected one of {}", names.join(", ")))
+/// The choice named `value` (any case).
+fn by_name<T: Named>(value: &str, key: &str, file: &Path, text: &str) -> Result<T> {
+    T::CHOICES.iter().find(|c| c.name.eq_ignore_ascii_case(value)).map(|c| c.value).ok_or_else(|| {
+        Error::input(file, key_line(text, key), format!("{key} = {value:?}: expected one of {}", T::names()))
     })
 }
 

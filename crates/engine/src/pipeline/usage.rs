@@ -15,6 +15,7 @@ use crate::usage::flux::FluxUsageConfig;
 use crate::usage::flux_records::{FluxRecords, charge_flux_records};
 use crate::usage::reset::last_boundary;
 use crate::usage::{ChargeReport, ChargeRequest, DecayModel, ExactDecay, JobFormat, Skip, SlurmDecay, charge_jobs};
+use fairshare_base::named::{Choice, Named};
 use fairshare_base::{Error, Result};
 
 /// How usage decays.
@@ -28,6 +29,29 @@ pub enum Decay {
     Flux,
     /// flux-accounting's bins without the quirks.
     FluxClean,
+}
+
+/// The decays' names on the command line, in site files and in output metadata.
+impl Named for Decay {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(
+            Decay::Slurm,
+            "slurm",
+            "Slurm's decay thread: passes every PriorityCalcPeriod, `1 - 0.693/half_life` per second",
+        ),
+        Choice::new(Decay::Exact, "exact", "A continuous `2^(-age/half_life)` over each job's run"),
+        Choice::new(
+            Decay::Flux,
+            "flux",
+            "flux-accounting's bins as its cron-driven update-usage leaves them, quirks included (completed jobs \
+             only; runs every --flux-interval since --first-pass)",
+        ),
+        Choice::new(
+            Decay::FluxClean,
+            "flux-clean",
+            "flux-accounting's bins without the quirks: a job inactive k half-lives ago weighs 0.5^k, for k below 4",
+        ),
+    ];
 }
 
 impl Decay {
@@ -241,11 +265,7 @@ impl UsageConfig {
     /// The usage parameters of the state at `now`.
     pub fn metadata_at(&self, algorithm: Algorithm, now: i64) -> Vec<(String, String)> {
         let model = self.model_at(algorithm, now);
-        let decay = match self.decay {
-            Decay::Flux => "flux",
-            Decay::FluxClean => "flux-clean",
-            _ => model.name(),
-        };
+        let decay = if self.decay.is_flux() { self.decay.name() } else { model.name() };
         let mut m = vec![
             ("fairshare.decay", decay.to_string()),
             ("fairshare.jobs", shown(&self.jobs)),
@@ -283,13 +303,8 @@ pub fn model_from_metadata(meta: &std::collections::HashMap<String, String>) -> 
     fn number<T: std::str::FromStr>(key: &str, text: &str) -> Result<T, String> {
         text.parse().map_err(|_| format!("`{key}` is {text:?}, not a number"))
     }
-    let decay = match get("fairshare.decay")? {
-        "slurm" => Decay::Slurm,
-        "exact" => Decay::Exact,
-        "flux" => Decay::Flux,
-        "flux-clean" => Decay::FluxClean,
-        other => return Err(format!("`fairshare.decay` is {other:?}, not a decay model")),
-    };
+    let decay = get("fairshare.decay")?;
+    let decay = Decay::of_name(decay).ok_or_else(|| format!("`fairshare.decay` is {decay:?}, not a decay model"))?;
     let algorithm = if meta.get("fairshare.algorithm").is_some_and(|a| a == Algorithm::FairTree.name()) {
         Algorithm::FairTree
     } else {

@@ -26,6 +26,7 @@ use super::swf::SwfOptions;
 use super::{JobRef, JobSink};
 use crate::config::time::job_time_limit;
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::{Choice, Named};
 use fairshare_base::read::fields::{recycle, split_fields, trim_field};
 use fairshare_base::read::parquet_columns::{self, Bad, Text, holds_text, integers, whole_numbers};
 use fairshare_base::read::row_groups::{check_group, first_rows, group_reader, guarded, open_checked, open_unchecked};
@@ -49,19 +50,28 @@ pub enum JobFormat {
     FluxDb,
 }
 
-impl JobFormat {
-    /// The format's name on the command line.
-    pub fn name(self) -> &'static str {
+/// The formats' names on the command line and in site files; a trace named `swf` gets the
+/// default [`SwfOptions`], which the SWF flags then change.
+impl Named for JobFormat {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(JobFormat::Csv, "csv", ""),
+        Choice::new(JobFormat::Parquet, "parquet", ""),
+        Choice::new(JobFormat::Sacct, "sacct", ""),
+        Choice::new(JobFormat::SacctJson, "sacct-json", "`sacct --json` (its `jobs` array)"),
+        Choice::new(JobFormat::Swf(SwfOptions::DEFAULT), "swf", ""),
+        Choice::new(JobFormat::FluxDb, "flux-db", "A flux-accounting database's `jobs` table"),
+    ];
+
+    /// The format's name, whatever a trace's options.
+    fn name(self) -> &'static str {
         match self {
-            JobFormat::Csv => "csv",
-            JobFormat::Parquet => "parquet",
-            JobFormat::Sacct => "sacct",
-            JobFormat::SacctJson => "sacct-json",
             JobFormat::Swf(_) => "swf",
-            JobFormat::FluxDb => "flux-db",
+            f => Self::CHOICES.iter().find(|c| c.value == f).map_or("?", |c| c.name),
         }
     }
+}
 
+impl JobFormat {
     /// Guesses the format: Parquet's or SQLite's magic bytes, a JSON object with `"jobs"` (sacct
     /// --json), an `.swf` name or a `;` comment line, a `|` in the header (sacct), else canonical CSV. An SWF trace gets the
     /// default [`SwfOptions`] (group → user, an unknown wait taken as zero).

@@ -30,6 +30,7 @@ use std::path::Path;
 use super::{JobRef, JobSink, Skip};
 use crate::tree::{AssocRecord, Shares, TreeInput};
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::{Choice, Named};
 
 /// How an SWF trace's ids become an association tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,14 +51,24 @@ pub enum UnknownWait {
     Skip,
 }
 
-impl UnknownWait {
-    /// The choice's name, as `--swf-unknown-wait` and the output metadata spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            UnknownWait::Zero => "zero",
-            UnknownWait::Skip => "skip",
-        }
-    }
+/// The layouts' names, as `--swf-tree` and site files spell them.
+impl Named for SwfTree {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(SwfTree::GroupUser, "group-user", "root → group → user"),
+        Choice::new(SwfTree::PartitionUser, "partition-user", "root → partition → user"),
+    ];
+}
+
+/// The choices' names, as `--swf-unknown-wait` and the output metadata spell them.
+impl Named for UnknownWait {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(
+            UnknownWait::Zero,
+            "zero",
+            "The job started at its submit time: its run time is charged from there",
+        ),
+        Choice::new(UnknownWait::Skip, "skip", "The job is skipped (and counted)"),
+    ];
 }
 
 /// How an SWF trace is read: the tree its ids make, and what an unknown wait charges.

@@ -24,6 +24,7 @@ use super::font::{fit_among, text_width, wrap};
 use super::{Anchor, Color, Item, Line, Scene, Text, nice_ticks};
 use fairshare_analyses::chart::{LineChart, Series, short_number};
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::{Choice, Named};
 use fairshare_base::time_format::TimeFormat;
 use fairshare_engine::pipeline::history::{history_column, history_files, read_history_file};
 
@@ -42,11 +43,23 @@ pub enum Metric {
     LevelFs,
 }
 
-impl Metric {
-    /// Every metric, in the order `--metric` lists them.
-    pub const ALL: [Metric; 5] =
-        [Metric::FsFactor, Metric::RawUsage, Metric::NormUsage, Metric::EffectiveUsage, Metric::LevelFs];
+/// The metrics' names, as `--metric` spells them: their Parquet columns, or with dashes.
+impl Named for Metric {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(
+            Metric::FsFactor,
+            "fs_factor",
+            "The fair-share factor (accounts: the mean of their users', with their range shaded)",
+        )
+        .aliases(&["fs-factor"]),
+        Choice::new(Metric::RawUsage, "raw_usage", "").aliases(&["raw-usage"]),
+        Choice::new(Metric::NormUsage, "norm_usage", "").aliases(&["norm-usage"]),
+        Choice::new(Metric::EffectiveUsage, "effective_usage", "").aliases(&["effective-usage"]),
+        Choice::new(Metric::LevelFs, "level_fs", "").aliases(&["level-fs"]),
+    ];
+}
 
+impl Metric {
     /// The Parquet column.
     pub fn column(self) -> &'static str {
         match self {
@@ -320,8 +333,7 @@ impl History {
     fn no_values(&self, names: &[String]) -> Error {
         let metric = self.metric.column();
         // Reread for each other metric: only on this error path, and the same reading rules.
-        let have: Vec<&str> = Metric::ALL
-            .into_iter()
+        let have: Vec<&str> = (Metric::CHOICES.iter().map(|c| c.value))
             .filter(|&m| m != self.metric)
             .filter(|&m| {
                 History::read(&self.dir, m)

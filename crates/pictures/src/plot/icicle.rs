@@ -17,6 +17,7 @@ use std::fmt::Write;
 use super::font::{self, cap_height, fit_among};
 use super::{Anchor, Color, Rect, Scene, Text, nice_ticks, scale};
 use fairshare_analyses::explain::{assoc_name, num};
+use fairshare_base::named::{Choice, Named};
 use fairshare_engine::pass::{Algorithm, FairShare};
 use fairshare_engine::tree::AssocTree;
 
@@ -27,6 +28,18 @@ pub enum ColorBy {
     LevelFs,
     /// The fair-share factor (accounts: the mean over their users).
     Factor,
+}
+
+/// The colourings' names, as `--color` spells them.
+impl Named for ColorBy {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(ColorBy::LevelFs, "level-fs", "Level FS (S/U) on a log scale (default for Fair Tree and flux)"),
+        Choice::new(
+            ColorBy::Factor,
+            "factor",
+            "The fair-share factor; accounts take the mean of their users' (default for classic)",
+        ),
+    ];
 }
 
 /// Layout options.

@@ -12,6 +12,7 @@ use crate::plot::history::{ChartOptions, Metric, chart};
 use crate::plot::icicle::{IcicleOptions, icicle};
 use crate::plot::svg::to_svg;
 use fairshare_analyses::explain::{PathRow, assoc_name, explain, num, path_rows};
+use fairshare_base::named::Named;
 use fairshare_base::time_format::iso_utc;
 use fairshare_engine::pass::Algorithm;
 

@@ -9,6 +9,7 @@ use arrow::datatypes::{DataType, Float64Type, UInt32Type, UInt64Type};
 
 use super::{Jobs, Part, RunFacts, rows_by_id};
 use fairshare_analyses::compare::{column_as, read_rows};
+use fairshare_base::named::Named;
 use fairshare_base::{Error, Result};
 use fairshare_engine::io::TreeFormat;
 use fairshare_engine::pass::{Algorithm, FairShare, Params};

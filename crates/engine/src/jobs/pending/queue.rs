@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use crate::config::tres::{Tres, read_kept_counts};
 use fairshare_base::error::{Error, Result};
+use fairshare_base::named::{Choice, Named};
 use fairshare_base::read::interner::Interner;
 
 /// Slurm's `NO_VAL`: a job without its own time limit takes the partition's MaxTime.
@@ -26,6 +27,15 @@ pub enum PendingFormat {
     Parquet,
     /// `squeue --json`.
     SqueueJson,
+}
+
+/// The formats' names on the command line and in site files.
+impl Named for PendingFormat {
+    const CHOICES: &'static [Choice<Self>] = &[
+        Choice::new(PendingFormat::Csv, "csv", ""),
+        Choice::new(PendingFormat::Parquet, "parquet", ""),
+        Choice::new(PendingFormat::SqueueJson, "squeue-json", ""),
+    ];
 }
 
 /// One job as a reader found it.
