@@ -173,12 +173,12 @@ pub struct AssocLookup<'t> {
 }
 
 /// Maps keyed by borrowed names: foldhash spreads short, similar names (`u000123`).
-type StrMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::FixedState>;
+type StrMap<K, V> = hashbrown::HashMap<K, V, fairshare_base::hash::FixedState>;
 
 impl<'t> AssocLookup<'t> {
     /// The user associations of `tree`.
     pub fn new(tree: &'t AssocTree) -> Self {
-        let hasher = foldhash::fast::FixedState::default;
+        let hasher = fairshare_base::hash::FixedState::default;
         let mut any = StrMap::with_capacity_and_hasher(tree.user_count(), hasher());
         let mut by_partition = StrMap::with_hasher(hasher());
         for r in 0..tree.len() {

@@ -2,6 +2,7 @@
 //! usage or fair-share.
 //!
 //! - [`error`]: the one error type, naming the input, the line or row, and what is wrong;
+//! - [`hash`]: hash maps under one fixed, fast hasher;
 //! - [`memory`]: the memory budget, huge pages and the allocator's settings;
 //! - [`named`]: choices spelled by name, one table each;
 //! - [`parallel`]: the one parallel driver and its determinism contract;
@@ -10,6 +11,7 @@
 //! - [`time_format`]: the named formats instants are printed in.
 
 pub mod error;
+pub mod hash;
 pub mod memory;
 pub mod named;
 pub mod parallel;

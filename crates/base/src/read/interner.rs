@@ -10,7 +10,7 @@
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use foldhash::fast::FixedState;
+use crate::hash::FixedState;
 use hashbrown::HashTable;
 
 /// Names mapped to dense ids, so per-job columns hold integers.

@@ -74,7 +74,7 @@ fn numbers_overflow_dictionary(column: &dyn Array) -> bool {
         return false;
     };
     let most = DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT / width;
-    let mut seen = hashbrown::HashSet::with_capacity_and_hasher(1024, foldhash::fast::FixedState::default());
+    let mut seen = hashbrown::HashSet::with_capacity_and_hasher(1024, crate::hash::FixedState::default());
     (0..column.len().min(ROW_GROUP_ROWS)).any(|i| seen.insert(bits(i)) && seen.len() > most)
 }
 

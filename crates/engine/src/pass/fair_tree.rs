@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
-use rustc_hash::FxBuildHasher;
+use fairshare_base::hash::FixedState;
 
 use super::keysort::key_order;
 use super::x87::{self, X87};
@@ -44,7 +44,7 @@ pub const NEAR_ULPS: u64 = 16;
 /// or take part in a near tie are ever summed, each once.
 struct ExactUsage<'a> {
     tree: &'a AssocTree,
-    sums: Mutex<HashMap<u32, X87, FxBuildHasher>>,
+    sums: Mutex<HashMap<u32, X87, FixedState>>,
 }
 
 impl ExactUsage<'_> {
@@ -383,7 +383,7 @@ fn resolve_run(
     exact_level_fs: &(dyn Fn(usize) -> X87 + Sync),
 ) {
     let input = |m: &Member| inputs.division_inputs(m.row as usize);
-    let mut memo: HashMap<(u64, u64), u128, FxBuildHasher> = HashMap::default();
+    let mut memo: HashMap<(u64, u64), u128, FixedState> = HashMap::default();
     let mut order: Vec<(u128, Member)> = run
         .iter()
         .map(|m| {

@@ -319,7 +319,7 @@ pub fn fair_share_after_charge(
         let result = fs::compute(&tree, params)?;
         return Ok((tree, result));
     };
-    let by_id: rustc_hash::FxHashMap<u64, f64> =
+    let by_id: fairshare_base::hash::FastMap<u64, f64> =
         input.records.iter().zip(start).filter(|(r, _)| r.user.is_some()).map(|(r, &u)| (r.id, u)).collect();
     let tree = AssocTree::build(input)?;
     let by_row: Vec<f64> = tree.ids().iter().map(|id| by_id.get(id).copied().unwrap_or(0.0)).collect();

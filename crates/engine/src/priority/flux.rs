@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use rustc_hash::FxBuildHasher;
+use fairshare_base::hash::FixedState;
 
 use super::{NONE, Scores};
 use crate::io::flux_db::priority::FluxPriorityTables;
@@ -68,7 +68,7 @@ pub fn score_flux(
     fs: &FairShare,
     tables: &FluxPriorityTables,
 ) -> (Scores, Vec<usize>) {
-    let mut assoc: HashMap<(&str, &str), u32, FxBuildHasher> = HashMap::with_hasher(FxBuildHasher);
+    let mut assoc: HashMap<(&str, &str), u32, FixedState> = HashMap::with_hasher(FixedState::default());
     let mut repeated = false;
     for r in 0..tree.len() {
         if let Some(u) = tree.user_name(r) {

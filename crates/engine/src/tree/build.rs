@@ -240,7 +240,7 @@ fn downcast<T: Array + Clone + 'static>(a: ArrayRef) -> T {
 /// hash map otherwise.
 enum IdIndex {
     Dense(Vec<u32>),
-    Sparse(hashbrown::HashMap<u64, u32, foldhash::fast::FixedState>),
+    Sparse(hashbrown::HashMap<u64, u32, fairshare_base::hash::FixedState>),
 }
 
 impl IdIndex {
@@ -683,7 +683,7 @@ fn unique_accounts(cols: &TreeColumns) -> Result<()> {
     if cols.sibling_order == SiblingOrder::Input {
         return Ok(());
     }
-    let mut accounts: hashbrown::HashMap<&str, u64, foldhash::fast::FixedState> = Default::default();
+    let mut accounts: hashbrown::HashMap<&str, u64, fairshare_base::hash::FixedState> = Default::default();
     for i in (0..cols.len()).filter(|&i| !cols.is_user(i)) {
         if let Some(first) = accounts.insert(cols.account.value(i), cols.line(i)) {
             return Err(Error::input(

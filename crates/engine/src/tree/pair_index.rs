@@ -61,7 +61,7 @@ pub(crate) struct PairIndex {
 
 /// The one hashing of a (user, account), fixed-seeded: the same slots on every run.
 fn pair_hash(user: &[u8], account: &[u8]) -> u64 {
-    let mut h = foldhash::fast::FixedState::default().build_hasher();
+    let mut h = fairshare_base::hash::FixedState::default().build_hasher();
     h.write(user);
     h.write_u8(0xff);
     h.write(account);

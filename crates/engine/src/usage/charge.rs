@@ -7,10 +7,8 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustc_hash::FxHashMap;
-
-/// String-keyed maps: foldhash spreads short, similar names (`u000123`) where FxHash collides.
-type StrMap<V> = std::collections::HashMap<Box<str>, V, foldhash::fast::FixedState>;
+/// String-keyed maps.
+type StrMap<V> = fairshare_base::hash::FastMap<Box<str>, V>;
 
 use crate::config::tres::parse_tres_counts;
 use crate::config::{PriorityFlags, QosTable, SlurmConf, Tres, billable};
@@ -998,7 +996,8 @@ struct Upward {
 
 impl Upward {
     fn new(input: &TreeInput) -> Self {
-        let row_of: FxHashMap<u64, usize> = input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let row_of: fairshare_base::hash::FastMap<u64, usize> =
+            input.records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         let parent: Vec<Option<usize>> =
             input.records.iter().map(|r| r.parent_id.and_then(|id| row_of.get(&id).copied())).collect();
         let mut children = vec![0u32; parent.len()];
@@ -1100,8 +1099,7 @@ pub fn user_copies(input: &TreeInput) -> Vec<(usize, usize)> {
     if input.sibling_order != SiblingOrder::Input {
         return Vec::new();
     }
-    let mut first: std::collections::HashMap<(&str, &str, Option<&str>), usize, foldhash::fast::FixedState> =
-        Default::default();
+    let mut first: fairshare_base::hash::FastMap<(&str, &str, Option<&str>), usize> = Default::default();
     let mut copies = Vec::new();
     for (i, r) in input.records.iter().enumerate() {
         let Some(user) = &r.user else { continue };

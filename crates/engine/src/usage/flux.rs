@@ -20,7 +20,7 @@
 
 use std::path::Path;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use fairshare_base::hash::{FastMap, FastSet};
 
 use fairshare_base::error::{Error, Result};
 
@@ -370,21 +370,21 @@ pub(crate) fn walk_banks<'a>(banks: &[(&'a str, Option<&str>)], assocs: &[(&str,
     let Some(root) = banks.iter().find(|b| b.1 == Some("")).map(|b| b.0) else {
         return (Vec::new(), false);
     };
-    let mut subs: FxHashMap<&str, Vec<&'a str>> = FxHashMap::default();
+    let mut subs: FastMap<&str, Vec<&'a str>> = FastMap::default();
     for &(bank, parent) in banks {
         if let Some(p) = parent {
             subs.entry(p).or_default().push(bank);
         }
     }
     // Sums in rowid order, as the Python loop adds them.
-    let mut leaf: FxHashMap<&str, f64> = FxHashMap::default();
+    let mut leaf: FastMap<&str, f64> = FastMap::default();
     for &(bank, usage) in assocs {
         *leaf.entry(bank).or_insert(0.0) += usage;
     }
     struct Walk<'m, 'a> {
-        subs: &'m FxHashMap<&'m str, Vec<&'a str>>,
-        leaf: &'m FxHashMap<&'m str, f64>,
-        on_path: FxHashSet<&'a str>,
+        subs: &'m FastMap<&'m str, Vec<&'a str>>,
+        leaf: &'m FastMap<&'m str, f64>,
+        on_path: FastSet<&'a str>,
         writes: Vec<(&'a str, f64)>,
         cycle: bool,
     }
@@ -407,7 +407,7 @@ pub(crate) fn walk_banks<'a>(banks: &[(&'a str, Option<&str>)], assocs: &[(&str,
         w.writes.push((bank, total));
         total
     }
-    let mut w = Walk { subs: &subs, leaf: &leaf, on_path: FxHashSet::default(), writes: Vec::new(), cycle: false };
+    let mut w = Walk { subs: &subs, leaf: &leaf, on_path: FastSet::default(), writes: Vec::new(), cycle: false };
     visit(&mut w, root);
     (w.writes, w.cycle)
 }

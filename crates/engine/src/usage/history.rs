@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashMap;
+use fairshare_base::hash::FastMap;
 
 use super::SlurmDecay;
 use super::charge::{ChargeContext, ChargeReport, DecayModel, finite_usage};
@@ -101,9 +101,9 @@ pub struct History {
     /// The job records, for messages.
     path: PathBuf,
     instants: Instants,
-    deltas: Vec<FxHashMap<u32, f64>>,
+    deltas: Vec<FastMap<u32, f64>>,
     /// The same for the usage at the start of each instant's last pass, when it is kept.
-    pass_start_deltas: Option<Vec<FxHashMap<u32, f64>>>,
+    pass_start_deltas: Option<Vec<FastMap<u32, f64>>>,
     rows: usize,
     /// What the charging saw.
     pub report: ChargeReport,
@@ -131,7 +131,7 @@ impl History {
     }
 
     /// Carries `usage` from instant `i - 1` to `i` and adds the instant's differences.
-    fn scan(&self, i: usize, delta: &FxHashMap<u32, f64>, usage: &mut [f64]) -> Result<()> {
+    fn scan(&self, i: usize, delta: &FastMap<u32, f64>, usage: &mut [f64]) -> Result<()> {
         if i > 0 {
             let carry = self.instants.carry(i);
             usage.iter_mut().for_each(|u| *u *= carry);
@@ -197,10 +197,10 @@ pub fn charge_history_with(
     mut each: impl FnMut(&mut Charged) -> bool,
 ) -> Result<History> {
     let n = instants.times.len();
-    let mut deltas: Vec<FxHashMap<u32, f64>> = vec![FxHashMap::default(); n];
+    let mut deltas: Vec<FastMap<u32, f64>> = vec![FastMap::default(); n];
     let keep_pass_start = n > 0 && instants.pass_start_model(0).is_some();
-    let mut pass_start_deltas: Vec<FxHashMap<u32, f64>> =
-        if keep_pass_start { vec![FxHashMap::default(); n] } else { Vec::new() };
+    let mut pass_start_deltas: Vec<FastMap<u32, f64>> =
+        if keep_pass_start { vec![FastMap::default(); n] } else { Vec::new() };
     let mut charger = ctx.charger();
     for_each_job(path, format, &mut |job| {
         let Some((row, start, bill)) = charger.resolve(job, path)? else {
@@ -235,7 +235,7 @@ pub fn charge_history_with(
 /// until the one after `settled` (from then on the carry alone moves its value).
 fn add_deltas(
     instants: &Instants,
-    deltas: &mut [FxHashMap<u32, f64>],
+    deltas: &mut [FastMap<u32, f64>],
     first: usize,
     settled: Option<i64>,
     row: u32,

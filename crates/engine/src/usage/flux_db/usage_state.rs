@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
+use fairshare_base::hash::FastMap;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, TransactionBehavior, params};
-use rustc_hash::FxHashMap;
 
 use crate::io::flux_db::tree::check_parent_cycles;
 use crate::io::flux_db::{db_err, open_read, open_write};
@@ -104,8 +104,8 @@ impl FluxDbUsage {
 
         // job_usage_factor_table, with (userid, bank) job groups.
         let mut factors = Vec::new();
-        let mut factor_index: FxHashMap<(String, String), usize> = FxHashMap::default();
-        let mut group_index: FxHashMap<(i64, String), usize> = FxHashMap::default();
+        let mut factor_index: FastMap<(String, String), usize> = FastMap::default();
+        let mut group_index: FastMap<(i64, String), usize> = FastMap::default();
         {
             let mut q = conn
                 .prepare("SELECT username, bank, userid, last_job_timestamp FROM job_usage_factor_table ORDER BY rowid")
@@ -127,7 +127,7 @@ impl FluxDbUsage {
         }
 
         // Bins, grouped per association and ordered by period.
-        let mut bins: FxHashMap<(String, String), (Vec<i64>, Vec<f64>)> = FxHashMap::default();
+        let mut bins: FastMap<(String, String), (Vec<i64>, Vec<f64>)> = FastMap::default();
         {
             let mut q = conn
                 .prepare(
