@@ -323,6 +323,24 @@ fn no_crate_has_a_circle_of_files_or_of_top_level_modules() {
     assert!(engine_files.len() > 50 && engine_top.len() > 5, "the engine's sources were not read");
 }
 
+/// The engine's top-level modules in their layer order (ARCHITECTURE.md): each may use only the
+/// modules before it.
+const ENGINE_ORDER: [&str; 9] = ["config", "tree", "io", "jobs", "usage", "pass", "priority", "output", "pipeline"];
+
+#[test]
+fn the_engines_modules_use_only_the_modules_before_them() {
+    let (_, by_top) = graphs(&root().join("crates/engine/src"));
+    let at = |m: &str| ENGINE_ORDER.iter().position(|o| *o == m);
+    for (module, uses) in &by_top {
+        let here = at(module).unwrap_or_else(|| panic!("engine module {module} is not in ENGINE_ORDER"));
+        for used in uses {
+            let there = at(used).unwrap_or_else(|| panic!("engine module {used} is not in ENGINE_ORDER"));
+            assert!(there < here, "engine: {module} uses {used}, which comes after it in the layer order");
+        }
+    }
+    assert!(by_top.get("pipeline").is_some_and(|u| u.len() > 5), "the pipeline's imports were not read");
+}
+
 #[test]
 fn each_crate_depends_only_on_the_layers_below_it() {
     let members: BTreeSet<String> = {
