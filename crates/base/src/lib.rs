@@ -7,7 +7,7 @@
 //! - [`named`]: choices spelled by name, one table each;
 //! - [`parallel`]: the one parallel driver and its determinism contract;
 //! - [`read`]: the reading toolkit (sources, row groups, fields, times, interned names);
-//! - [`write`]: the writing toolkit (atomic files and directories, `O_DIRECT`, the Parquet sink);
+//! - [`write`](mod@write): the writing toolkit (atomic files and directories, `O_DIRECT`, the Parquet sink);
 //! - [`time_format`]: the named formats instants are printed in.
 
 pub mod error;

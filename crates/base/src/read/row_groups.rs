@@ -58,7 +58,7 @@ pub fn group_reader(
         .map_err(|e| Error::format(path, e))
 }
 
-/// Opens the Parquet file `path` and reads its footer with `options`, then [`check_pages`]: so no
+/// Opens the Parquet file `path` and reads its footer with `options`, then `check_pages`: so no
 /// reader decodes a page before its header has been checked.
 ///
 /// # Errors
@@ -95,10 +95,10 @@ pub fn open_unchecked(path: &Path, options: ArrowReaderOptions) -> Result<ArrowR
     ArrowReaderMetadata::load(&parquet_file(path)?, options).map_err(|e| Error::format(path, e))
 }
 
-/// [`check_pages`] of row group `g` alone.
+/// `check_pages` of row group `g` alone.
 ///
 /// # Errors
-/// As [`check_pages`].
+/// As `check_pages`.
 pub fn check_group(path: &Path, metadata: &ParquetMetaData, g: usize) -> Result<()> {
     check_group_pages(path, &Arc::new(parquet_file(path)?), metadata, g)
 }

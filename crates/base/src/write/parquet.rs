@@ -1,6 +1,6 @@
 //! The Parquet sink: record batches written as one file, atomically, ZSTD, row groups encoded in
 //! parallel with the same bytes for any thread count, names and repeating numbers
-//! dictionary-encoded from their keys ([`super::dictionary_chunk`]).
+//! dictionary-encoded from their keys (`dictionary_chunk`).
 
 use std::path::Path;
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 
 mod build;
 mod fs_groups;
-pub mod pair_index;
+pub(crate) mod pair_index;
 
 pub use build::TreeColumns;
 pub(crate) use build::records_batch;
