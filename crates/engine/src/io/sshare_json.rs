@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::tree::{AssocRecord, Shares, TreeInput};
+use crate::tree::{AssocRecord, MAX_SHARES, Shares, TreeInput};
 use fairshare_base::error::{Error, Result};
 
 /// Slurm's `SLURMDB_FS_USE_PARENT`.
@@ -55,6 +55,11 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         };
         let shares = match a.shares {
             Some(FS_USE_PARENT) => Shares::Parent,
+            Some(n) if n > MAX_SHARES => {
+                return Err(err(format!(
+                    "shares {n} is too large: expected a whole number in 0..={MAX_SHARES} or `parent`"
+                )));
+            }
             Some(n) => Shares::Value(n),
             None if parent_id.is_none() => Shares::Value(0),
             None => return Err(err("unset `shares` on an association other than the root".into())),
@@ -168,5 +173,24 @@ mod tests {
         let e = parse(Path::new("s.json"), "{\n\"shares\": [").unwrap_err().to_string();
         assert!(e.contains("s.json") && e.contains("not JSON"), "{e}");
         assert!(parse(Path::new("s.json"), "{}").unwrap_err().to_string().contains("shares.shares"));
+    }
+
+    /// Shares past a uint32, as the CSV reader refuses them; two siblings of 2^63 once wrapped
+    /// their sum to 0.
+    #[test]
+    fn shares_past_slurms_uint32_are_refused() {
+        assert_eq!(
+            parse(Path::new("s.json"), &one("4294967294", "")).unwrap().records[1].shares,
+            Shares::Value(MAX_SHARES)
+        );
+        for shares in ["4294967295", "4294967296", "9223372036854775808"] {
+            let e = parse(Path::new("s.json"), &one(shares, "")).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "s.json: association 2: shares {shares} is too large: expected a whole number in 0..=4294967294 or `parent`"
+                )
+            );
+        }
     }
 }

@@ -4,9 +4,7 @@
 use fairshare_base::error::Result;
 use fairshare_base::read::fields::strip_zero_fraction;
 
-/// Largest share count of a Slurm association: `shares_raw` is a uint32 and `u32::MAX` is
-/// reserved (`INFINITE`), as in the sacctmgr dump reader.
-pub(crate) const MAX_SHARES: u64 = u32::MAX as u64 - 1;
+pub(crate) use crate::tree::MAX_SHARES;
 
 /// Parses a share count in 0..=[`MAX_SHARES`], or `parent`.
 pub(crate) fn parse_shares(text: &str) -> Result<crate::tree::Shares, String> {

@@ -299,6 +299,18 @@ impl AssocTree {
                 format!("usage {} is not a non-negative number", usage_in[i]),
             ));
         }
+        if let Some(i) = cols.shares.values().iter().position(|&s| s > super::MAX_SHARES) {
+            return Err(Error::input(
+                source,
+                cols.line(i),
+                format!(
+                    "association {}: shares {} is too large: expected a whole number in 0..={} or `parent`",
+                    cols.id.value(i),
+                    cols.shares.value(i),
+                    super::MAX_SHARES
+                ),
+            ));
+        }
         let (child_off, mut child_rows) = link_children(&cols)?;
         let root = find_root(&cols)?;
         order_children(&cols, &child_off, &mut child_rows)?;
@@ -731,5 +743,33 @@ mod tests {
                 (a.iter().map(|s| s.as_bytes()).collect(), b.iter().map(|s| s.as_bytes()).collect());
             prop_assert_eq!(cmp_pieces(&pa, &pb), a.concat().cmp(&b.concat()));
         }
+    }
+
+    /// Whatever reader made the records, a share count past Slurm's uint32 is refused with the
+    /// record's line, and the largest one builds.
+    #[test]
+    fn shares_past_a_uint32_are_refused_for_every_reader() {
+        let record = |id, parent_id, user: Option<&str>, shares, line| AssocRecord {
+            id,
+            parent_id,
+            account: "a".into(),
+            user: user.map(String::from),
+            partition: None,
+            shares: Shares::Value(shares),
+            usage: 0.0,
+            priority: None,
+            grp_tres_mins: None,
+            line,
+        };
+        let tree = |shares| {
+            let records = vec![record(1, None, None, 1, 2), record(2, Some(1), Some("u"), shares, 3)];
+            AssocTree::build(TreeInput::slurm("t.db", records))
+        };
+        assert!(tree(crate::tree::MAX_SHARES).is_ok());
+        let e = tree(1 << 32).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "t.db:3: association 2: shares 4294967296 is too large: expected a whole number in 0..=4294967294 or `parent`"
+        );
     }
 }

@@ -124,6 +124,11 @@ pub struct TreeInput {
     pub tres: Option<AssocTres>,
 }
 
+/// Largest share count of an association: Slurm's `shares_raw` is a uint32 and `u32::MAX` is
+/// reserved (`INFINITE`). Every reader refuses more, and [`AssocTree::build`] checks it again, so
+/// the sums of siblings' shares (at most 2^32-2 of them) cannot wrap.
+pub const MAX_SHARES: u64 = u32::MAX as u64 - 1;
+
 impl TreeInput {
     /// A Slurm tree's records as read from `source`: siblings in lineage order, each account's
     /// usage the sum of its users', no per-TRES usage.
