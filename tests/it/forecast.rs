@@ -427,6 +427,9 @@ fn a_forecast_refuses_what_it_cannot_answer() {
             .contains("flux-accounting's usage bins cannot be carried forward")
     );
     assert!(err(&["u1@a", "--jobs", jobs, "--horizon", "soon"]).contains("--horizon"));
+    // Dates past year 9999 would reach the JSON and Parquet (pyarrow cannot read them back).
+    let far = err(&["u1@a", "--jobs", jobs, "--horizon", "1000000w", "--json"]);
+    assert!(far.contains("ends past 9999-12-31T23:59:59 UTC: give a shorter one"), "{far}");
 }
 
 #[test]

@@ -19,6 +19,7 @@
 pub mod render;
 
 use fairshare_base::named::{Choice, Named};
+use fairshare_base::read::time::TIME_RANGE;
 use fairshare_base::{Error, Result};
 use fairshare_engine::pass::{Algorithm, FairShare, Params};
 use fairshare_engine::pipeline::{Observer, Site, UsageConfig};
@@ -422,7 +423,16 @@ fn checked<'a>(site: &'a Site, options: &ForecastOptions) -> Result<(&'a UsageCo
         }
         Ok(v)
     };
-    Ok((usage, or_days(options.window, 1, 7, "--window")?, or_days(options.horizon, 4, 28, "--horizon")?))
+    let horizon = or_days(options.horizon, 4, 28, "--horizon")?;
+    // Every instant a forecast prints is a time the readers would take: none past year 9999.
+    let last = usage.now.checked_add(horizon).filter(|t| TIME_RANGE.contains(t));
+    if last.is_none() {
+        return Err(Error::Usage(format!(
+            "--horizon of {horizon} s from --now {} ends past 9999-12-31T23:59:59 UTC: give a shorter one",
+            usage.now
+        )));
+    }
+    Ok((usage, or_days(options.window, 1, 7, "--window")?, horizon))
 }
 
 /// Calls `each` at the `steps + 1` instants from `now` to `now + horizon`, telling `observer`.
@@ -439,7 +449,8 @@ fn for_each_instant(
         if observer.interrupted() {
             return Err(Error::Interrupted("forecasting"));
         }
-        each(now + horizon * k / i64::from(steps))?;
+        // In 128 bits: a horizon of centuries cut into billions of steps overflows 64.
+        each(now + (i128::from(horizon) * i128::from(k) / i128::from(steps)) as i64)?;
     }
     observer.progress("forecasting", total, total, "instants");
     Ok(())
