@@ -423,6 +423,7 @@ fn checked<'a>(site: &'a Site, options: &ForecastOptions) -> Result<(&'a UsageCo
         }
         Ok(v)
     };
+    let window = or_days(options.window, 1, 7, "--window")?;
     let horizon = or_days(options.horizon, 4, 28, "--horizon")?;
     // Every instant a forecast prints is a time the readers would take: none past year 9999.
     let last = usage.now.checked_add(horizon).filter(|t| TIME_RANGE.contains(t));
@@ -432,7 +433,7 @@ fn checked<'a>(site: &'a Site, options: &ForecastOptions) -> Result<(&'a UsageCo
             usage.now
         )));
     }
-    Ok((usage, or_days(options.window, 1, 7, "--window")?, horizon))
+    Ok((usage, window, horizon))
 }
 
 /// Calls `each` at the `steps + 1` instants from `now` to `now + horizon`, telling `observer`.
