@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::tree::{AssocRecord, MAX_SHARES, Shares, TreeInput};
+use crate::tree::{AssocRecord, MAX_SHARES, Shares, TreeInput, shares_too_large};
 use fairshare_base::error::{Error, Result};
 
 /// Slurm's `SLURMDB_FS_USE_PARENT`.
@@ -55,11 +55,7 @@ pub fn parse(path: &Path, text: &str) -> Result<TreeInput> {
         };
         let shares = match a.shares {
             Some(FS_USE_PARENT) => Shares::Parent,
-            Some(n) if n > MAX_SHARES => {
-                return Err(err(format!(
-                    "shares {n} is too large: expected a whole number in 0..={MAX_SHARES} or `parent`"
-                )));
-            }
+            Some(n) if n > MAX_SHARES => return Err(err(shares_too_large(n))),
             Some(n) => Shares::Value(n),
             None if parent_id.is_none() => Shares::Value(0),
             None => return Err(err("unset `shares` on an association other than the root".into())),

@@ -16,7 +16,7 @@ pub(crate) fn parse_shares(text: &str) -> Result<crate::tree::Shares, String> {
     if !whole.is_empty() && whole.bytes().all(|b| b.is_ascii_digit()) {
         return match whole.parse::<u64>() {
             Ok(v) if v <= MAX_SHARES => Ok(crate::tree::Shares::Value(v)),
-            _ => Err(format!("shares {t} is too large: expected a whole number in 0..={MAX_SHARES} or `parent`")),
+            _ => Err(crate::tree::shares_too_large(t)),
         };
     }
     Err(format!("shares {t:?} is not a non-negative integer or `parent`"))

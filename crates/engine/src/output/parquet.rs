@@ -20,7 +20,10 @@ use crate::tree::{AssocTree, AssocTres};
 use fairshare_base::error::{Error, Result};
 use fairshare_base::named::Named;
 use fairshare_base::parallel::column;
-use fairshare_base::write::parquet::{UsedIds, version_metadata};
+use fairshare_base::write::parquet::{NO_ID, UsedIds, version_metadata};
+
+// A queue's id of no name (no QOS) is the sink's: `UsedIds` skips it and keys its row as a null.
+const _: () = assert!(NONE == NO_ID);
 
 /// The per-association result columns as one record batch, rows in the tree's breadth-first order.
 /// Values the emulated system leaves unset are null. The result columns are copied;

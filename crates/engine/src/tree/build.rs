@@ -303,12 +303,7 @@ impl AssocTree {
             return Err(Error::input(
                 source,
                 cols.line(i),
-                format!(
-                    "association {}: shares {} is too large: expected a whole number in 0..={} or `parent`",
-                    cols.id.value(i),
-                    cols.shares.value(i),
-                    super::MAX_SHARES
-                ),
+                format!("association {}: {}", cols.id.value(i), super::shares_too_large(cols.shares.value(i))),
             ));
         }
         let (child_off, mut child_rows) = link_children(&cols)?;

@@ -129,6 +129,11 @@ pub struct TreeInput {
 /// the sums of siblings' shares (at most 2^32-2 of them) cannot wrap.
 pub const MAX_SHARES: u64 = u32::MAX as u64 - 1;
 
+/// What every reader says of a share count past [`MAX_SHARES`] (`shares` as the input spells it).
+pub fn shares_too_large(shares: impl std::fmt::Display) -> String {
+    format!("shares {shares} is too large: expected a whole number in 0..={MAX_SHARES} or `parent`")
+}
+
 impl TreeInput {
     /// A Slurm tree's records as read from `source`: siblings in lineage order, each account's
     /// usage the sum of its users', no per-TRES usage.

@@ -62,13 +62,8 @@ impl Named for Metric {
 impl Metric {
     /// The Parquet column.
     pub fn column(self) -> &'static str {
-        match self {
-            Metric::FsFactor => "fs_factor",
-            Metric::RawUsage => "raw_usage",
-            Metric::NormUsage => "norm_usage",
-            Metric::EffectiveUsage => "effective_usage",
-            Metric::LevelFs => "level_fs",
-        }
+        // A metric's name is its column (the table above).
+        self.name()
     }
 
     /// The chart title's name for it.
